@@ -1,0 +1,41 @@
+/**
+ * The error catalogue of DESIGN.md ("HTTP API decisions"): every error the API can answer,
+ * with its HTTP status. The body is always `{result_code: 500, error: {id, description}}`.
+ */
+export const ERROR_STATUS = {
+  unauthorized: 401,
+  missing_parameter: 400,
+  invalid_parameter: 400,
+  ambiguous_user: 400,
+  ambiguous_group: 400,
+  invalid_xml: 400,
+  destination_not_allowed: 400,
+  privilege_required: 403,
+  user_not_found: 404,
+  group_not_found: 404,
+  destination_not_found: 404,
+  user_not_registered: 409,
+  no_member_available: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  channel_limit_reached: 429,
+  internal_error: 500,
+  pbx_unavailable: 503,
+} as const
+
+export type ApiErrorId = keyof typeof ERROR_STATUS
+
+export interface ApiError {
+  readonly id: ApiErrorId
+  /** Names the parameter and the rule broken, for the developer reading the reply. */
+  readonly description: string
+}
+
+export const apiError = (id: ApiErrorId, description: string): ApiError => ({ id, description })
+
+export const statusOf = (e: ApiError): number => ERROR_STATUS[e.id]
+
+export const errorBody = (e: ApiError) => ({
+  result_code: 500 as const,
+  error: { id: e.id, description: e.description },
+})

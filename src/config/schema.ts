@@ -1,0 +1,175 @@
+/**
+ * The configuration contract operators write (DESIGN.md, "Configuration format").
+ * Every field is validated here; unknown keys are refused so that a typo cannot pass silently.
+ * Identifier patterns are deliberately narrow: directory values end up in SIP usernames,
+ * dial strings and XML documents, and a narrow alphabet is the first line of defence.
+ */
+import { z } from 'zod'
+
+export const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
+export const ID_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/
+export const DIGITS_RE = /^[0-9]{1,32}$/
+/** PSTN numbers (DESIGN.md "Numbers"): optional +, then digits, * and #, 2 to 32 characters. */
+export const PSTN_RE = /^\+?[0-9*#]{1,31}$/
+export const isPstnNumber = (s: string): boolean => s.length >= 2 && s.length <= 32 && PSTN_RE.test(s)
+export const DOMAIN_RE = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/
+const TOKEN_RE = /^(sha256:[0-9a-f]{64}|[\x21-\x7e]{16,256})$/
+const LABEL_RE = /^[^\x00-\x1f\x7f]{1,128}$/
+
+const name = z.string().regex(NAME_RE, 'must be 1-64 of A-Z a-z 0-9 . _ - starting with a letter or digit')
+const id = z.string().regex(ID_RE, 'must be 1-64 of A-Z a-z 0-9 _ - starting with a letter or digit')
+const digits = z.string().regex(DIGITS_RE, 'must be 1-32 digits')
+const pstn = z.string().refine(isPstnNumber, 'must be an optional + then 2-32 digits, * or #')
+const label = z.string().regex(LABEL_RE, 'must be 1-128 characters without control characters')
+const seconds = (max: number) => z.number().int('must be a whole number').positive('must be positive').max(max)
+const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http or https URL' })
+
+/** How a simulated terminal or PSTN number behaves (DESIGN.md, "Simulated terminal and PSTN behaviours"). */
+export const simBehaviourSchema = z
+  .strictObject({
+    answer_after: z.number().min(0).max(3600).optional(),
+    behaviour: z.enum(['no_answer', 'busy', 'reject', 'unregistered']).optional(),
+    hangup_after: z.number().min(0).max(86400).optional(),
+    /** DTMF digits sent once the call is answered and a digit collection runs (IVR tests). */
+    dtmf: z.string().regex(/^[0-9*#A-D]{1,64}$/, 'must be DTMF digits 0-9 * # A-D').optional(),
+  })
+  .refine((b) => (b.answer_after === undefined) !== (b.behaviour === undefined), {
+    message: 'give exactly one of answer_after or behaviour',
+  })
+  .refine((b) => b.hangup_after === undefined || b.answer_after !== undefined, {
+    message: 'hangup_after needs answer_after',
+  })
+export type SimBehaviour = z.infer<typeof simBehaviourSchema>
+
+const userSchema = z.strictObject({
+  id,
+  name,
+  label: label.optional(),
+  extension: digits.optional(),
+  did: pstn.optional(),
+  email: z.email('must be an e-mail address').max(254).optional(),
+  password: z.string().regex(/^[\x21-\x7e]{4,128}$/, 'must be 4-128 printable ASCII characters without spaces'),
+  sim: z.strictObject({ terminals: z.array(simBehaviourSchema).max(16) }).optional(),
+})
+
+const groupSchema = z.strictObject({
+  id,
+  name,
+  label: label.optional(),
+  type: z.enum(['HUNT', 'CALL_CENTER']).default('HUNT'),
+  extension: digits.optional(),
+  did: pstn.optional(),
+  /** User names (or ids), in hunt order. */
+  members: z.array(z.string()).max(500),
+  answer_timeout: seconds(3600).default(60),
+  member_answer_timeout: seconds(3600).default(15),
+})
+
+const extensionSchema = z.strictObject({
+  number: digits,
+  xml_url: httpUrl,
+})
+
+const tokenSchema = z.string().regex(TOKEN_RE, 'must be "sha256:<64 lowercase hex>" or 16-256 printable ASCII characters')
+
+export const domainSchema = z.strictObject({
+  name: z.string().regex(DOMAIN_RE, 'must be a DNS domain name'),
+  api_tokens: z.array(tokenSchema).min(1, 'at least one token'),
+  privileges: z.array(z.enum(['ON_THE_FLY_IVR_ALLOWED'])).default([]),
+  channel_limit: z.number().int().min(0).max(100000),
+  gateway: name,
+  calling_numbers: z.array(pstn).default([]),
+  callback_secret: z.string().min(16, 'must be at least 16 characters').max(256).optional(),
+  /** IANA time zone for the IVR's hour()/weekday()/date(). */
+  time_zone: z
+    .string()
+    .refine((tz) => {
+      try {
+        new Intl.DateTimeFormat('en-US', { timeZone: tz })
+        return true
+      } catch {
+        return false
+      }
+    }, 'must be an IANA time zone such as Asia/Tokyo')
+    .default('UTC'),
+  users: z.array(userSchema).default([]),
+  groups: z.array(groupSchema).default([]),
+  extensions: z.array(extensionSchema).default([]),
+  sim: z
+    .strictObject({
+      pstn: z.record(z.string(), simBehaviourSchema).default({}),
+    })
+    .optional(),
+})
+
+export type DomainConfig = z.infer<typeof domainSchema>
+export type UserConfig = z.infer<typeof userSchema>
+export type GroupConfig = z.infer<typeof groupSchema>
+export type ExtensionConfig = z.infer<typeof extensionSchema>
+
+export const daemonSchema = z.strictObject({
+  http: z
+    .strictObject({
+      host: z.string().default('127.0.0.1'),
+      port: z.number().int().min(0).max(65535).default(8080),
+      prefix: z
+        .string()
+        .regex(/^(\/[A-Za-z0-9._-]+)*$/, 'must be empty or like /api')
+        .default('/api'),
+      /** Largest accepted request body (bytes). Inline IVR documents are the big ones. */
+      body_limit: z.number().int().min(1024).max(4 * 1024 * 1024).default(512 * 1024),
+    })
+    .prefault({}),
+  freeswitch: z
+    .strictObject({
+      mode: z.enum(['simulator', 'freeswitch']).default('simulator'),
+      host: z.string().default('127.0.0.1'),
+      port: z.number().int().min(0).max(65535).default(8021),
+      password: z.string().min(1).default('ClueCon'),
+      /** SIP profile used for user legs and PSTN gateways. */
+      sip_profile: name.default('internal'),
+      /** Time allowed for one ESL command round trip (ms). */
+      command_timeout_ms: z.number().int().min(100).max(60000).default(5000),
+    })
+    .prefault({}),
+  xml_curl: z.strictObject({
+    path: z
+      .string()
+      .regex(/^(\/[A-Za-z0-9._-]+)+$/, 'must be a path like /freeswitch')
+      .default('/freeswitch'),
+    username: z.string().regex(/^[\x21-\x39\x3b-\x7e]{1,64}$/, 'must be printable ASCII without ":"'),
+    password: z.string().regex(/^[\x21-\x7e]{8,128}$/, 'must be 8-128 printable ASCII characters'),
+    /** Where FreeSWITCH reaches this endpoint (used by the simulator and in docs). */
+    base_url: httpUrl.optional(),
+  }),
+  directory: z.string().min(1).default('domains'),
+  callbacks: z
+    .strictObject({
+      timeout_ms: z.number().int().min(100).max(60000).default(5000),
+      max_attempts: z.number().int().min(1).max(20).default(6),
+      backoff_initial_ms: z.number().int().min(10).max(60000).default(1000),
+      backoff_max_ms: z.number().int().min(10).max(3600000).default(60000),
+      concurrency_per_domain: z.number().int().min(1).max(256).default(8),
+      /** Refuse callback URLs that resolve to loopback/private addresses unless allowed. */
+      allow_private: z.boolean().default(true),
+    })
+    .prefault({}),
+  hunt: z
+    .strictObject({
+      concurrency_per_domain: z.number().int().min(1).max(10000).default(50),
+    })
+    .prefault({}),
+  ivr: z
+    .strictObject({
+      /** CIDR ranges that IVR fetches may reach even though they are loopback/private. */
+      fetch_allow: z.array(z.string()).default([]),
+    })
+    .prefault({}),
+  log: z
+    .strictObject({
+      level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    })
+    .prefault({}),
+})
+
+export type DaemonConfig = z.infer<typeof daemonSchema>

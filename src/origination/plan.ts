@@ -1,0 +1,91 @@
+/**
+ * The seam between the API and the PBX: the API validates and resolves a request into an
+ * OriginationPlan and hands it to an OriginationEngine. Nothing in a plan is unchecked client
+ * text: identifiers are directory records, numbers matched the PSTN pattern, end_user
+ * fields are free text that must never be written into an ESL command or document unescaped.
+ */
+import type { ApiError } from '../api/errors.js'
+import type { Extension, Group, User } from '../directory/directory.js'
+import type { Result } from '../util/result.js'
+
+export type Operation = 'call_user' | 'call_group' | 'call_external' | 'initiate_call'
+
+/** Identity of the external party, relayed to CTI (interface.md "end_user object"). */
+export interface EndUser {
+  readonly id?: string
+  readonly name?: string
+  readonly organization?: string
+  readonly avatar?: string
+  readonly prefecture?: string
+}
+export const END_USER_FIELDS = ['id', 'name', 'organization', 'avatar', 'prefecture'] as const
+
+/** Where an XML IVR document comes from. `urls` holds fallbacks in order (comma list). */
+export type IvrSource =
+  | { readonly kind: 'url'; readonly urls: readonly string[] }
+  | { readonly kind: 'inline'; readonly xml: string }
+
+/** What the answered originating leg is connected to. */
+export type Destination =
+  | { readonly kind: 'user'; readonly user: User }
+  | { readonly kind: 'group'; readonly group: Group }
+  /** A configured extension of the domain (bound to an XML IVR URL). */
+  | { readonly kind: 'extension'; readonly extension: Extension }
+  | { readonly kind: 'pstn'; readonly number: string; readonly callingNumber?: string; readonly endUser?: EndUser }
+  | { readonly kind: 'ivr'; readonly source: IvrSource }
+
+/** Who the originating leg(s) ring. */
+export type Originator =
+  /** All registered terminals of the user, rung together. */
+  | { readonly kind: 'user'; readonly user: User; readonly autoAnswer: boolean }
+  /** Members in hunt order, one member (all its terminals) at a time. */
+  | {
+      readonly kind: 'group'
+      readonly group: Group
+      readonly members: readonly User[]
+      readonly memberAnswerTimeoutSec: number
+    }
+  /** One leg through the domain's gateway. */
+  | { readonly kind: 'pstn'; readonly number: string; readonly callingNumber?: string; readonly endUser?: EndUser }
+
+export interface OriginationPlan {
+  /** Our id of this request; stamped on every leg (channel variable) and used to cancel losers. */
+  readonly requestId: string
+  readonly domain: string
+  readonly operation: Operation
+  readonly originator: Originator
+  readonly destination: Destination
+  /** Whole attempt (hunt) bound, seconds. */
+  readonly answerTimeoutSec: number
+  readonly callbackUrl?: string
+  /** Shown on the terminals of the originating leg (printable ASCII, validated by the API). */
+  readonly callingName?: string
+  /** Group the call is made for (call_user group_*, initiate_call group_name). */
+  readonly groupContext?: Group
+  /** end_user of the PSTN party (target or destination), for CTI and channel variables. */
+  readonly endUser?: EndUser
+}
+
+export interface OriginationAccepted {
+  /** One UUID per originating leg that may be created, in the order legs are tried. */
+  readonly uuids: readonly string[]
+}
+
+export interface OriginationEngine {
+  /**
+   * Places the call. Resolves once FreeSWITCH accepted the originate (DESIGN.md "When the
+   * reply is sent"); the outcome of the attempt goes to the callback. Errors are values:
+   * pbx_unavailable, user_not_registered, no_member_available, channel_limit_reached, internal_error.
+   */
+  originate(plan: OriginationPlan): Promise<Result<OriginationAccepted, ApiError>>
+}
+
+/** Whether FreeSWITCH is reachable: /healthz and pbx_unavailable read it. */
+export interface PbxHealth {
+  isConnected(): boolean
+}
+
+/** The engine used until a PBX connection is wired in: never a fake success. */
+export const unavailableEngine: OriginationEngine = {
+  originate: async () => ({ ok: false, error: { id: 'pbx_unavailable', description: 'FreeSWITCH is not connected' } }),
+}
