@@ -14,6 +14,7 @@ export const PSTN_RE = /^\+?[0-9*#]{1,31}$/
 export const isPstnNumber = (s: string): boolean => s.length >= 2 && s.length <= 32 && PSTN_RE.test(s)
 export const DOMAIN_RE = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/
 const TOKEN_RE = /^(sha256:[0-9a-f]{64}|[\x21-\x7e]{16,256})$/
+// eslint-disable-next-line no-control-regex -- refusing control characters is the point
 const LABEL_RE = /^[^\x00-\x1f\x7f]{1,128}$/
 
 const name = z.string().regex(NAME_RE, 'must be 1-64 of A-Z a-z 0-9 . _ - starting with a letter or digit')
