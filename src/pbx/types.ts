@@ -1,0 +1,36 @@
+/**
+ * What the rest of the daemon sees of FreeSWITCH. The connection (pbx/connection.ts) implements
+ * it over esl-lite; tests may implement it over the simulator. Command text is a branded type
+ * that only pbx/commands.ts can produce, so no other module can write ESL text.
+ */
+import type { Result } from '../util/result.js'
+import type { PbxHealth } from '../origination/plan.js'
+
+declare const eslCommandBrand: unique symbol
+/** An API command line (without the `api`/`bgapi` verb), validated and escaped by pbx/commands.ts. */
+export type EslCommand = string & { readonly [eslCommandBrand]: true }
+
+declare const eslAppBrand: unique symbol
+/** A dialplan application and its argument for `sendmsg execute`, built by pbx/commands.ts. */
+export type EslApp = { readonly app: string; readonly arg: string } & { readonly [eslAppBrand]: true }
+
+/** One FreeSWITCH event as its header map (event-json: every value is a string). */
+export type FsEvent = Readonly<Record<string, string | undefined>>
+
+export type PbxError =
+  | { readonly kind: 'disconnected' }
+  | { readonly kind: 'timeout' }
+  /** FreeSWITCH answered `-ERR ...` (the text after `-ERR `, e.g. `USER_BUSY`). */
+  | { readonly kind: 'failed'; readonly reply: string }
+
+export interface PbxClient extends PbxHealth {
+  /** Runs a command with `bgapi` and resolves with the job's body (`+OK ...` or `-ERR ...` text, verbatim). */
+  bgapi(command: EslCommand, timeoutMs?: number): Promise<Result<string, PbxError>>
+  /** Executes an application on a channel and resolves on its CHANNEL_EXECUTE_COMPLETE. */
+  execute(uuid: string, app: EslApp, timeoutMs?: number): Promise<Result<FsEvent, PbxError>>
+  /** Every channel event and BACKGROUND_JOB, in arrival order. Returns an unsubscribe function. */
+  onEvent(listener: (event: FsEvent) => void): () => void
+  /** Called after every (re)connection once authenticated and subscribed; used to resynchronise. */
+  onConnected(listener: () => void): () => void
+  close(): Promise<void>
+}
