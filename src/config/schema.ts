@@ -151,8 +151,8 @@ export const daemonSchema = z.strictObject({
       backoff_initial_ms: z.number().int().min(10).max(60000).default(1000),
       backoff_max_ms: z.number().int().min(10).max(3600000).default(60000),
       concurrency_per_domain: z.number().int().min(1).max(256).default(8),
-      /** Refuse callback URLs that resolve to loopback/private addresses unless allowed. */
-      allow_private: z.boolean().default(true),
+      /** Results not delivered at shutdown are written here and retried at the next start. */
+      spool_file: z.string().min(1).optional(),
     })
     .prefault({}),
   hunt: z
@@ -164,6 +164,16 @@ export const daemonSchema = z.strictObject({
     .strictObject({
       /** CIDR ranges that IVR fetches may reach even though they are loopback/private. */
       fetch_allow: z.array(z.string()).default([]),
+    })
+    .prefault({}),
+  cti: z
+    .strictObject({
+      /** Connections per (domain, user, app_name); a third is refused unless forced. */
+      max_connections_per_user: z.number().int().min(1).max(100).default(2),
+      ticket_ttl_ms: z.number().int().min(1000).max(600000).default(10000),
+      ping_interval_ms: z.number().int().min(1000).max(600000).default(30000),
+      /** A subscriber whose unsent buffer passes this is closed (slow consumer). */
+      max_buffered_bytes: z.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
     })
     .prefault({}),
   log: z
