@@ -5,6 +5,7 @@
  * dial strings and XML documents, and a narrow alphabet is the first line of defence.
  */
 import { z } from 'zod'
+import { parseCidrList } from '../ivr/fetch/address-guard.js'
 
 export const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 export const ID_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/
@@ -163,7 +164,13 @@ export const daemonSchema = z.strictObject({
   ivr: z
     .strictObject({
       /** CIDR ranges that IVR fetches may reach even though they are loopback/private. */
-      fetch_allow: z.array(z.string()).default([]),
+      fetch_allow: z
+        .array(z.string())
+        .default([])
+        .superRefine((list, ctx) => {
+          const parsed = parseCidrList(list)
+          if (!parsed.ok) ctx.addIssue({ code: 'custom', message: parsed.error })
+        }),
     })
     .prefault({}),
   cti: z
