@@ -1,0 +1,16 @@
+/**
+ * The contract between the origination engine and callback delivery. The result shapes and
+ * the sink interface belong to the engine (src/origination/outcome.ts); they are re-exported
+ * here so that this part's modules and tests import one place.
+ */
+export type { CallResult, CallbackSink, CallErrorId } from '../origination/outcome.js'
+
+/** The `callbacks` section of daemon.yaml (src/config/schema.ts), read at each use (SIGHUP). */
+export interface CallbackSettings {
+  timeout_ms: number
+  max_attempts: number
+  backoff_initial_ms: number
+  backoff_max_ms: number
+  concurrency_per_domain: number
+  spool_file?: string
+}
