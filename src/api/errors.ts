@@ -11,9 +11,13 @@ export const ERROR_STATUS = {
   invalid_xml: 400,
   destination_not_allowed: 400,
   privilege_required: 403,
+  /** No such path (not a parameter problem): the reply to a URL that names no endpoint. */
+  not_found: 404,
   user_not_found: 404,
   group_not_found: 404,
   destination_not_found: 404,
+  /** The path exists but not with this HTTP method (the reply carries an `Allow` header). */
+  method_not_allowed: 405,
   user_not_registered: 409,
   no_member_available: 409,
   payload_too_large: 413,

@@ -11,7 +11,7 @@ export const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 export const ID_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/
 export const DIGITS_RE = /^[0-9]{1,32}$/
 /** PSTN numbers (DESIGN.md "Numbers"): optional +, then digits, * and #, 2 to 32 characters. */
-export const PSTN_RE = /^\+?[0-9*#]{1,31}$/
+export const PSTN_RE = /^\+?[0-9*#]{1,32}$/
 export const isPstnNumber = (s: string): boolean => s.length >= 2 && s.length <= 32 && PSTN_RE.test(s)
 export const DOMAIN_RE = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/
 const TOKEN_RE = /^(sha256:[0-9a-f]{64}|[\x21-\x7e]{16,256})$/

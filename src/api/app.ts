@@ -1,0 +1,188 @@
+/**
+ * The HTTP side of the daemon: the four operations under `http.prefix`, /healthz, and the
+ * routers other parts bring (xml_curl, CTI tickets) mounted as they are.
+ *
+ * Per API request: authenticate (before the body is read), read the JSON body, validate and
+ * resolve it into a plan (a pure function per operation), hand the plan to the engine.
+ * Every failure is `{result_code: 500, error: {id, description}}` with the status of
+ * errors.ts; an exception never shows its stack to the client (it goes to the log).
+ * One log line per request.
+ */
+import { randomUUID } from 'node:crypto'
+import Koa, { type Context } from 'koa'
+import Router from '@koa/router'
+import type { Runtime } from '../config/store.js'
+import type { OriginationEngine, Operation, PbxHealth } from '../origination/plan.js'
+import type { Logger } from '../util/logger.js'
+import { authenticate, WWW_AUTHENTICATE } from './auth.js'
+import { createBodyReader } from './body.js'
+import { apiError, errorBody, statusOf, type ApiError, type ApiErrorId } from './errors.js'
+import { OPERATIONS } from './operations/index.js'
+
+export interface AppDeps {
+  /** Current configuration and directory, read per request (SIGHUP swaps it). */
+  runtime: () => Runtime
+  engine: OriginationEngine
+  health: PbxHealth
+  logger: Logger
+  /** Extra routers mounted as they are (xml_curl, CTI tickets...), outside the API auth. */
+  routers?: Router[]
+  newRequestId?: () => string
+}
+
+/** What the log line of a request says; filled in as the request goes. */
+interface RequestInfo {
+  readonly requestId: string
+  readonly start: bigint
+  domain?: string
+  operation?: Operation
+  errorId?: ApiErrorId
+  uuids?: number
+  /** Successful /healthz probes are logged at debug level: load balancers poll them. */
+  quiet?: boolean
+}
+
+const INTERNAL = apiError('internal_error', 'internal error; the X-Request-Id of this reply identifies it in the daemon log')
+
+/** The status of a thrown HTTP error (http-errors and Koa's ctx.throw), if it has one. */
+function thrownStatus(e: unknown): { status: number; message?: string } | undefined {
+  if (typeof e !== 'object' || e === null) return undefined
+  const { status, expose, message } = e as { status?: unknown; expose?: unknown; message?: unknown }
+  if (typeof status !== 'number') return undefined
+  return { status, ...(expose === true && typeof message === 'string' ? { message } : {}) }
+}
+
+/** A thrown error (from an extra router, or a bug) as an ApiError; 5xx and unknown ones are internal. */
+function fromThrown(e: unknown): ApiError {
+  const t = thrownStatus(e)
+  if (t === undefined || t.status < 400 || t.status >= 500) return INTERNAL
+  const description = t.message ?? 'the request was refused'
+  switch (t.status) {
+    case 401:
+      return apiError('unauthorized', description)
+    case 404:
+      return apiError('not_found', description)
+    case 405:
+      return apiError('method_not_allowed', description)
+    case 413:
+      return apiError('payload_too_large', description)
+    case 415:
+      return apiError('unsupported_media_type', description)
+    default:
+      return apiError('invalid_parameter', description)
+  }
+}
+
+export function createApp(deps: AppDeps): Koa {
+  const app = new Koa()
+  const newRequestId = deps.newRequestId ?? randomUUID
+  const readBody = createBodyReader()
+  const infos = new WeakMap<Context, RequestInfo>()
+  const infoOf = (ctx: Context): RequestInfo => {
+    let info = infos.get(ctx)
+    if (info === undefined) {
+      info = { requestId: newRequestId(), start: process.hrtime.bigint() }
+      infos.set(ctx, info)
+    }
+    return info
+  }
+  const fail = (ctx: Context, e: ApiError): void => {
+    infoOf(ctx).errorId = e.id
+    ctx.status = statusOf(e)
+    ctx.body = errorBody(e)
+  }
+
+  const health = new Router()
+  health.get('/healthz', (ctx) => {
+    ctx.set('Cache-Control', 'no-store')
+    if (deps.health.isConnected()) {
+      infoOf(ctx).quiet = true
+      ctx.body = { status: 'ok', freeswitch: 'connected' }
+    } else {
+      ctx.status = 503
+      ctx.body = { status: 'unavailable', freeswitch: 'disconnected' }
+    }
+  })
+
+  // The prefix is read once: like the listen address, changing it takes a restart.
+  const api = new Router({ prefix: deps.runtime().config.daemon.http.prefix })
+  for (const operation of Object.keys(OPERATIONS) as Operation[]) {
+    api.post(`/${operation}`, async (ctx) => {
+      const info = infoOf(ctx)
+      info.operation = operation
+      ctx.set('Cache-Control', 'no-store')
+      const runtime = deps.runtime()
+      // Credentials before the body: an unauthenticated client gets nothing parsed.
+      const domain = authenticate(ctx.headers.authorization, runtime.directory)
+      if (!domain.ok) {
+        ctx.set('WWW-Authenticate', WWW_AUTHENTICATE)
+        return fail(ctx, domain.error)
+      }
+      info.domain = domain.value.name
+      const body = await readBody(ctx, runtime.config.daemon.http.body_limit)
+      if (!body.ok) return fail(ctx, body.error)
+      const plan = OPERATIONS[operation](body.value, domain.value, info.requestId)
+      if (!plan.ok) return fail(ctx, plan.error)
+      const accepted = await deps.engine.originate(plan.value)
+      if (!accepted.ok) return fail(ctx, accepted.error)
+      info.uuids = accepted.value.uuids.length
+      ctx.status = 200
+      ctx.body = { result_code: 0, uuids: [...accepted.value.uuids] }
+    })
+  }
+
+  const routers: Router[] = [health, api, ...(deps.routers ?? [])]
+
+  /** Nothing answered: 405 (with Allow) when some route has this path, else 404. */
+  const unmatched = (ctx: Context): void => {
+    const allowed = new Set<string>()
+    let routed = false
+    for (const router of routers) {
+      const m = router.match(ctx.path, ctx.method)
+      for (const layer of m.path) for (const method of layer.methods) allowed.add(method)
+      if (m.pathAndMethod.some((layer) => layer.methods.length > 0)) routed = true
+    }
+    if (allowed.size > 0 && !routed) {
+      ctx.set('Allow', [...allowed].join(', '))
+      return fail(ctx, apiError('method_not_allowed', `${ctx.method} is not allowed here; allowed: ${[...allowed].join(', ')}`))
+    }
+    fail(ctx, apiError('not_found', 'no endpoint at this path'))
+  }
+
+  app.use(async (ctx, next) => {
+    const info = infoOf(ctx)
+    ctx.set('X-Request-Id', info.requestId)
+    try {
+      await next()
+      if (ctx.status === 404 && ctx.body == null) unmatched(ctx)
+    } catch (e) {
+      const error = fromThrown(e)
+      if (error.id === 'internal_error') deps.logger.error({ err: e, req_id: info.requestId }, 'request failed with an exception')
+      // Headers an inner layer set (e.g. Content-Type of a half-built reply) must not leak into the error reply.
+      ctx.remove('Content-Type')
+      ctx.remove('Content-Length')
+      fail(ctx, error)
+    } finally {
+      const line = {
+        req_id: info.requestId,
+        method: ctx.method,
+        path: ctx.path.slice(0, 256),
+        domain: info.domain,
+        operation: info.operation,
+        status: ctx.status,
+        error: info.errorId,
+        uuids: info.uuids,
+        ms: Math.round(Number(process.hrtime.bigint() - info.start) / 1e5) / 10,
+      }
+      if (info.quiet === true) deps.logger.debug(line, 'http request')
+      else deps.logger.info(line, 'http request')
+    }
+  })
+  app.use(health.routes())
+  for (const router of deps.routers ?? []) app.use(router.routes())
+  app.use(api.routes())
+
+  // Errors Koa sees itself (a client that went away while the reply streamed) go to our log, not stderr.
+  app.on('error', (e: unknown) => deps.logger.warn({ err: e }, 'http response error'))
+  return app
+}

@@ -1,0 +1,67 @@
+/**
+ * HTTP Basic authentication of API requests (interface.md "Authentication"): the username is
+ * the domain name, the password one of the domain's API tokens. The CTI module uses the same
+ * function, so both doors answer alike.
+ *
+ * Nothing about a failure leaks: an unknown domain, a wrong token and a malformed header give
+ * the same error, and token comparison takes the same time whatever the token, its length or
+ * how many characters match (sha256 digests compared with timingSafeEqual, every token checked).
+ */
+import { createHash, timingSafeEqual } from 'node:crypto'
+import type { Directory, DomainDirectory } from '../directory/directory.js'
+import { apiError, type ApiError } from './errors.js'
+import { err, ok, type Result } from '../util/result.js'
+
+/** The challenge sent with every 401 (RFC 7617). */
+export const WWW_AUTHENTICATE = 'Basic realm="call-origination"'
+
+const UNAUTHORIZED: ApiError = apiError(
+  'unauthorized',
+  'HTTP Basic credentials are missing or wrong: the username is the domain name, the password an API token of that domain',
+)
+
+const HASHED_PREFIX = 'sha256:'
+const sha256 = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest()
+
+/**
+ * Compared against when the domain is unknown, so that an unknown domain costs the same work
+ * as a known one with a wrong token (no timing oracle for domain names).
+ */
+const DUMMY_DIGEST = sha256('no domain has this token: it only keeps the timing even')
+
+/** The digest a configured token stands for: `sha256:<hex>` as given, a plain token hashed. */
+function digestOf(configured: string): Buffer {
+  return configured.startsWith(HASHED_PREFIX) ? Buffer.from(configured.slice(HASHED_PREFIX.length), 'hex') : sha256(configured)
+}
+
+/** `Basic <base64(user:password)>`; undefined when the header is not exactly that. */
+function parseBasic(authorization: string): { user: string; password: string } | undefined {
+  const m = /^Basic[ ]+([A-Za-z0-9+/]+={0,2})[ ]*$/i.exec(authorization)
+  if (m === null || m[1] === undefined || m[1].length % 4 !== 0) return undefined
+  let decoded: string
+  try {
+    decoded = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(m[1], 'base64'))
+  } catch {
+    return undefined
+  }
+  const colon = decoded.indexOf(':')
+  if (colon <= 0) return undefined
+  return { user: decoded.slice(0, colon), password: decoded.slice(colon + 1) }
+}
+
+export function authenticate(authorization: string | undefined, directory: Directory): Result<DomainDirectory, ApiError> {
+  if (authorization === undefined || authorization.length > 4096) return err(UNAUTHORIZED)
+  const credentials = parseBasic(authorization)
+  if (credentials === undefined) return err(UNAUTHORIZED)
+  const presented = sha256(credentials.password)
+  const domain = directory.domain(credentials.user)
+  const digests = domain === undefined ? [DUMMY_DIGEST] : domain.config.api_tokens.map(digestOf)
+  let match = false
+  for (const digest of digests) {
+    // Every token is compared (no early exit); a malformed stored digest never matches.
+    const same = digest.length === presented.length && timingSafeEqual(digest, presented)
+    match = same || match
+  }
+  if (domain === undefined || !match || credentials.password.length === 0) return err(UNAUTHORIZED)
+  return ok(domain)
+}
