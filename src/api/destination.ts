@@ -15,6 +15,7 @@ import type { DomainDirectory } from '../directory/directory.js'
 import { END_USER_FIELDS, type Destination, type EndUser, type IvrSource } from '../origination/plan.js'
 import { apiError, type ApiError } from './errors.js'
 import { checkInlineIvr } from './inline-ivr.js'
+import { decodeInlineXml } from '../ivr/document/index.js'
 import { CONTROL_RE, checkCallingNumber, checkHttpUrl, invalid, isPlainObject, missing, rejectUnknown, MAX_URL_LENGTH } from './params.js'
 import { err, ok, type Result } from '../util/result.js'
 
@@ -145,25 +146,11 @@ export function parsePstnParty(value: unknown, param: string, domain: DomainDire
   return ok({ number: value })
 }
 
-/** Standard or URL-safe base64, `=` padding optional (ivr-xml.md). */
-function decodeBase64(s: string): Buffer | undefined {
-  if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(s)) return undefined
-  const unpadded = s.replace(/=+$/, '')
-  if (unpadded.length % 4 === 1) return undefined
-  if (unpadded.length !== s.length && s.length % 4 !== 0) return undefined
-  return Buffer.from(unpadded.replace(/-/g, '+').replace(/_/g, '/'), 'base64')
-}
-
 function parseXmlUrl(rest: string, param: string): Result<IvrSource, ApiError> {
   if (rest.startsWith(INLINE)) {
-    const bytes = decodeBase64(rest.slice(INLINE.length))
-    if (bytes === undefined) return err(apiError('invalid_xml', `${param}: inline_xml:// must be followed by base64 (standard or URL-safe alphabet)`))
-    let xml: string
-    try {
-      xml = new TextDecoder('utf-8', { fatal: true }).decode(bytes)
-    } catch {
-      return err(apiError('invalid_xml', `${param}: the inline IVR document is not UTF-8`))
-    }
+    const decoded = decodeInlineXml(rest.slice(INLINE.length))
+    if (!decoded.ok) return err(apiError('invalid_xml', `${param}: ${decoded.error}`))
+    const xml = decoded.value
     const checked = checkInlineIvr(xml)
     if (!checked.ok) return err(apiError('invalid_xml', `${param}: inline IVR document: ${checked.error}`))
     return ok({ kind: 'inline', xml })
