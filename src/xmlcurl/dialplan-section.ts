@@ -1,0 +1,85 @@
+/**
+ * The dialplan section. We own the contexts named after our domains, and route two kinds of
+ * calls in them:
+ *
+ * (a) an originated leg that answered: the originate's dialplan target is
+ *     `cod_route XML <domain>` (pbx/channel-vars.ts ROUTE_EXTENSION), so the request has
+ *     Hunt-Destination-Number=cod_route and Hunt-Context=<domain>, and the leg carries
+ *     `variable_cod_dest_kind` / `variable_cod_dest_value` naming where it goes;
+ * (b) any other call in the context: a phone of the domain (its directory entry sets
+ *     user_context=<domain>), a call from the domain's gateway, or a transfer; it goes where
+ *     Hunt-Destination-Number resolves in the domain's directory (DomainDirectory.resolveDestination).
+ *
+ * The context in the document must be named exactly as the request's Hunt-Context: with any
+ * other name FreeSWITCH logs "Context ... not found" and the call fails with
+ * NO_ROUTE_DESTINATION, without falling back to the static dialplan (capture xml_curl/11).
+ */
+import { DOMAIN_RE } from '../config/schema.js'
+import type { Directory, DomainDirectory } from '../directory/directory.js'
+import { ROUTE_EXTENSION } from '../pbx/channel-vars.js'
+import { found, notFound, type SectionAnswer } from './answer.js'
+import { el, renderDocument } from './document.js'
+import type { FetchForm } from './form.js'
+import { readLeg, readOriginatedDestination, type IvrKnown, type LegContext } from './leg.js'
+import { routeActions, type Action, type RouteTarget } from './routes.js'
+import { exactRegex } from './values.js'
+
+/** What a caller may dial: user names, numbers (with + * #). */
+const DIALED_RE = /^[A-Za-z0-9+*#._-]{1,64}$/
+
+export function dialplanDocument(context: string, extensionName: string, number: string, actions: readonly Action[]): string {
+  return renderDocument([
+    el('section', { name: 'dialplan', description: 'cod' }, [
+      el('context', { name: context }, [
+        el('extension', { name: extensionName }, [
+          el(
+            'condition',
+            { field: 'destination_number', expression: exactRegex(number) },
+            actions.map((a) => el('action', a.data === undefined ? { application: a.app } : { application: a.app, data: a.data })),
+          ),
+        ]),
+      ]),
+    ]),
+  ])
+}
+
+function dialedTarget(domain: DomainDirectory, leg: LegContext, number: string): RouteTarget | string {
+  if (!DIALED_RE.test(number)) return 'destination number has characters no destination has'
+  const match = domain.resolveDestination(number)
+  if (match === undefined) return 'destination number matches nothing in the domain'
+  switch (match.kind) {
+    case 'user':
+    case 'group':
+      return match
+    case 'extension':
+      return { kind: 'extension', number: match.extension.number, xmlUrl: match.extension.xml_url }
+    case 'pstn':
+      // Only a phone of the domain, or a leg the daemon originated for it, may reach the PSTN
+      // through the domain's gateway: a call that came in from the gateway must not go back out.
+      if (leg.caller === undefined && leg.requestId === undefined) return 'PSTN destination for a caller that is not of the domain'
+      return { kind: 'pstn', number: match.number }
+  }
+}
+
+export function answerDialplan(form: FetchForm, directory: Directory, ivrKnown?: IvrKnown): SectionAnswer {
+  const context = form.get('Hunt-Context')
+  const number = form.get('Hunt-Destination-Number')
+  if (context === undefined || number === undefined) return notFound('no Hunt-Context or Hunt-Destination-Number')
+  if (!DOMAIN_RE.test(context)) return notFound('context is not a domain name')
+  const domain = directory.domain(context)
+  if (domain === undefined) return notFound('context is not one of our domains')
+  const leg = readLeg(form, domain)
+  if (!leg.ok) return notFound(leg.error)
+
+  if (number === ROUTE_EXTENSION) {
+    if (leg.value.requestId === undefined) return notFound('cod_route without a request id')
+    // A leg our own bridge created is a destination already: it never routes as an originator.
+    if (leg.value.role === 'destination') return notFound('cod_route on a destination leg')
+    const target = readOriginatedDestination(form, domain, leg.value, ivrKnown)
+    if (!target.ok) return notFound(target.error)
+    return found(dialplanDocument(context, ROUTE_EXTENSION, number, routeActions(domain, leg.value, target.value)))
+  }
+  const target = dialedTarget(domain, leg.value, number)
+  if (typeof target === 'string') return notFound(target)
+  return found(dialplanDocument(context, 'cod_dial', number, routeActions(domain, leg.value, target)))
+}

@@ -1,0 +1,26 @@
+/**
+ * One mod_xml_curl fetch, answered from memory: FreeSWITCH's thread (a REGISTER, a call's
+ * routing) waits on this reply, so nothing here does I/O. Whatever is not ours, or is not what
+ * FreeSWITCH would send, gets the "not found" document and FreeSWITCH uses its static XML
+ * (captures xml_curl/01-06 and 12).
+ */
+import type { Directory } from '../directory/directory.js'
+import { notFound, type SectionAnswer } from './answer.js'
+import { answerDialplan } from './dialplan-section.js'
+import { answerDirectory } from './directory-section.js'
+import type { FetchForm } from './form.js'
+import type { IvrKnown } from './leg.js'
+
+export function answerFetch(form: FetchForm, directory: Directory, ivrKnown?: IvrKnown): SectionAnswer {
+  if (form.hasConflicts) return notFound('a form field was sent twice with different values')
+  const section = form.get('section')
+  switch (section) {
+    case 'directory':
+      return answerDirectory(form, directory)
+    case 'dialplan':
+      return answerDialplan(form, directory, ivrKnown)
+    default:
+      // configuration, phrases, languages, chatplan, channels: static XML.
+      return notFound(`section ${section ?? '(none)'}`)
+  }
+}

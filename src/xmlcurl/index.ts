@@ -1,0 +1,7 @@
+/** mod_xml_curl: the directory and dialplan documents FreeSWITCH fetches from the daemon. */
+export { xmlCurlRouter, MAX_FORM_BYTES, type IvrHandoff, type XmlCurlDeps } from './router.js'
+export { answerFetch } from './fetch.js'
+export { FetchForm } from './form.js'
+export { NOT_FOUND } from './document.js'
+export { IVR_VARS, huntPlan } from './routes.js'
+export { USER_DIAL_STRING } from './directory-section.js'

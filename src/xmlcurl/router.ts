@@ -1,0 +1,131 @@
+/**
+ * The HTTP side of mod_xml_curl: `POST {xml_curl.path}/xml_curl` (capture xml_curl/*: every
+ * fetch is `POST /freeswitch/xml_curl` with `Content-Type: application/x-www-form-urlencoded`
+ * and no `Expect`, because of disable-100-continue).
+ *
+ * Replies: 401 with `WWW-Authenticate` for wrong credentials (FreeSWITCH logs "Received HTTP
+ * error 401" and uses its static XML: capture 13 shows the same for a 500); 413 with the
+ * not-found document for a body over the limit; otherwise 200 `text/xml` with either our
+ * document or the not-found document. Malformed input never throws out of here.
+ *
+ * Mount this router before any body parser (or keep body parsers to the API prefix): it reads
+ * the raw body itself. If a parser already consumed it, `ctx.request.rawBody` is used.
+ */
+import type { IncomingMessage } from 'node:http'
+import Router from '@koa/router'
+import type { Context } from 'koa'
+import type { Runtime } from '../config/store.js'
+import type { Logger } from '../util/logger.js'
+import { err, ok, type Result } from '../util/result.js'
+import { credentialsMatch } from './auth.js'
+import { NOT_FOUND } from './document.js'
+import { answerFetch } from './fetch.js'
+import { FetchForm } from './form.js'
+
+/**
+ * Optional link to the IVR runner: whether it holds an IVR source (an `xml_url:` destination of
+ * an API request) under this key. Without it, an `ivr` destination is accepted only when its key
+ * is the leg's own request id. See IVR_VARS (routes.ts) for the variables a parked channel carries.
+ */
+export interface IvrHandoff {
+  has(domain: string, key: string): boolean
+}
+
+export interface XmlCurlDeps {
+  readonly runtime: () => Runtime
+  readonly logger: Logger
+  readonly ivr?: IvrHandoff
+}
+
+/** The largest form we read. Real requests are 0.5-8 KB (captures 01-05); SDP and headers make them grow, not 20-fold. */
+export const MAX_FORM_BYTES = 128 * 1024
+
+const FORM_TYPE_RE = /^application\/x-www-form-urlencoded\s*(;|$)/i
+
+function readBody(req: IncomingMessage, limit: number): Promise<Result<string, 'too_large' | 'aborted'>> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    let settled = false
+    const finish = (r: Result<string, 'too_large' | 'aborted'>) => {
+      if (settled) return
+      settled = true
+      req.off('data', onData)
+      req.off('end', onEnd)
+      req.off('error', onError)
+      req.off('aborted', onError)
+      if (!r.ok) req.resume() // drain and drop the rest
+      resolve(r)
+    }
+    const onData = (chunk: Buffer) => {
+      size += chunk.length
+      if (size > limit) finish(err('too_large'))
+      else chunks.push(chunk)
+    }
+    const onEnd = () => finish(ok(Buffer.concat(chunks).toString('utf8')))
+    const onError = () => finish(err('aborted'))
+    req.on('data', onData)
+    req.on('end', onEnd)
+    req.on('error', onError)
+    req.on('aborted', onError)
+  })
+}
+
+async function formBody(ctx: Context): Promise<Result<string, 'too_large' | 'aborted'>> {
+  const declared = Number(ctx.get('Content-Length') || '0')
+  if (Number.isFinite(declared) && declared > MAX_FORM_BYTES) return err('too_large')
+  const raw: unknown = (ctx.request as { rawBody?: unknown }).rawBody
+  if (ctx.req.readableEnded) return ok(typeof raw === 'string' && raw.length <= MAX_FORM_BYTES ? raw : '')
+  return readBody(ctx.req, MAX_FORM_BYTES)
+}
+
+export function xmlCurlRouter(deps: XmlCurlDeps): Router {
+  const log = deps.logger
+  const router = new Router()
+  const path = `${deps.runtime().config.daemon.xml_curl.path}/xml_curl`
+  const ivrKnown = deps.ivr === undefined ? undefined : (domain: string, key: string) => deps.ivr?.has(domain, key) === true
+
+  router.post(path, async (ctx) => {
+    const runtime = deps.runtime()
+    const { username, password } = runtime.config.daemon.xml_curl
+    if (!credentialsMatch(ctx.get('Authorization') || undefined, username, password)) {
+      log.warn({ ip: ctx.ip }, 'xml_curl request with wrong credentials')
+      ctx.status = 401
+      ctx.set('WWW-Authenticate', 'Basic realm="xml_curl", charset="UTF-8"')
+      ctx.body = ''
+      return
+    }
+    ctx.type = 'text/xml'
+    const body = await formBody(ctx)
+    if (!body.ok) {
+      log.warn({ reason: body.error }, 'xml_curl body refused')
+      if (body.error === 'too_large') ctx.set('Connection', 'close')
+      ctx.status = body.error === 'too_large' ? 413 : 400
+      ctx.type = 'text/xml'
+      ctx.body = NOT_FOUND
+      return
+    }
+    ctx.status = 200
+    if (!FORM_TYPE_RE.test(ctx.get('Content-Type'))) {
+      log.debug('xml_curl request is not form-encoded')
+      ctx.body = NOT_FOUND
+      return
+    }
+    try {
+      const form = FetchForm.parse(body.value)
+      const answer = answerFetch(form, runtime.directory, ivrKnown)
+      if (answer.found) {
+        log.debug({ section: form.get('section') }, 'xml_curl document served')
+        ctx.body = answer.xml
+      } else {
+        log.debug({ section: form.get('section'), reason: answer.reason }, 'xml_curl not found')
+        ctx.body = NOT_FOUND
+      }
+    } catch (e) {
+      // A value that cannot be written (UnsafeValueError) or a bug: FreeSWITCH gets its static XML.
+      log.error({ err: e }, 'xml_curl answer failed')
+      ctx.body = NOT_FOUND
+    }
+  })
+  return router
+}

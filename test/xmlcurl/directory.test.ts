@@ -1,0 +1,155 @@
+import t from 'tap'
+import { answerFetch, FetchForm, NOT_FOUND } from '../../src/xmlcurl/index.js'
+import { findAll, fixture, makeRuntime, parseDocument } from './helpers.js'
+
+const runtime = makeRuntime()
+const ask = (form: URLSearchParams) => answerFetch(new FetchForm(form), runtime.directory)
+const xmlOf = (form: URLSearchParams): string => {
+  const a = ask(form)
+  if (!a.found) throw new Error(`expected a document, got not found: ${a.reason}`)
+  return a.xml
+}
+
+// The shape FreeSWITCH 1.10.12 accepted (xml_curl/working-directory.xml, captures 07 and 08),
+// with our user, our dial-string, user_context = the domain and our variables.
+const ALICE = `<document type="freeswitch/xml">
+  <section name="directory">
+    <domain name="example.test">
+      <params>
+        <param name="dial-string" value="{presence_id=\${dialed_user}@\${dialed_domain}}\${sofia_contact(*/\${dialed_user}@\${dialed_domain})}"/>
+      </params>
+      <groups>
+        <group name="default">
+          <users>
+            <user id="alice" number-alias="1001">
+              <params>
+                <param name="password" value="alice-sip-secret"/>
+                <param name="dial-string" value="{presence_id=\${dialed_user}@\${dialed_domain}}\${sofia_contact(*/\${dialed_user}@\${dialed_domain})}"/>
+                <param name="sip-force-user" value="alice"/>
+              </params>
+              <variables>
+                <variable name="user_context" value="example.test"/>
+                <variable name="effective_caller_id_name" value="Alice"/>
+                <variable name="effective_caller_id_number" value="1001"/>
+                <variable name="cod_user_id" value="1"/>
+                <variable name="cod_domain" value="example.test"/>
+              </variables>
+            </user>
+          </users>
+        </group>
+      </groups>
+    </domain>
+  </section>
+</document>
+`
+
+t.test('sip_auth (capture 01) for a user by name', async (t) => {
+  const xml = xmlOf(fixture('01-sip-auth-register', { user: 'alice', sip_auth_username: 'alice' }))
+  t.equal(xml, ALICE)
+})
+
+t.test('a user asked by extension gets the same entry: id = name, number-alias = extension (capture 08)', async (t) => {
+  t.equal(xmlOf(fixture('01-sip-auth-register', { user: '1001' })), ALICE)
+  t.equal(xmlOf(fixture('01-sip-auth-register', { user: 'ALICE' })), ALICE, 'FreeSWITCH compares user ids without case')
+})
+
+t.test('sip_auth for an INVITE (capture 05) and user_call (captures 02, 04, 05)', async (t) => {
+  t.equal(xmlOf(fixture('05-sip-auth-invite', { user: '1001' })), ALICE)
+  t.equal(xmlOf(fixture('02-user-call', { user: 'alice' })), ALICE)
+  t.equal(xmlOf(fixture('04-user-call-1002', { user: '1001' })), ALICE)
+  const bob = parseDocument(xmlOf(fixture('05-user-call-1002')))
+  t.same(findAll(bob, 'user')[0]?.attrs, { id: 'bob', 'number-alias': '1002' })
+})
+
+t.test('user_exists and user_data (capture 06: no action, user_data adds type=var)', async (t) => {
+  t.equal(xmlOf(fixture('06-user-exists')), ALICE)
+  t.equal(xmlOf(fixture('06-user-data')), ALICE)
+})
+
+t.test('a user without extension has no number-alias; a user without label shows the name', async (t) => {
+  const doc = parseDocument(xmlOf(fixture('01-sip-auth-register', { user: 'dave' })))
+  t.same(findAll(doc, 'user')[0]?.attrs, { id: 'dave' })
+  const vars = Object.fromEntries(findAll(doc, 'variable').map((v) => [v.attrs.name, v.attrs.value]))
+  t.same(vars, {
+    user_context: 'example.test',
+    effective_caller_id_name: 'dave',
+    effective_caller_id_number: 'dave',
+    cod_user_id: '4',
+    cod_domain: 'example.test',
+  })
+})
+
+t.test('the other domain answers with its own user and context', async (t) => {
+  const doc = parseDocument(xmlOf(fixture('01-sip-auth-register', { key_value: 'other.test', domain: 'other.test', user: '1009' })))
+  t.equal(findAll(doc, 'domain')[0]?.attrs.name, 'other.test')
+  t.same(findAll(doc, 'user')[0]?.attrs, { id: 'mallory', 'number-alias': '1009' })
+  t.equal(findAll(doc, 'variable').find((v) => v.attrs.name === 'user_context')?.attrs.value, 'other.test')
+})
+
+t.test('what is not ours gets "not found"', async (t) => {
+  const cases: Array<[string, URLSearchParams]> = [
+    ['unknown user (FreeSWITCH then answers SUBSCRIBER_ABSENT, esl/15)', fixture('01-sip-auth-register', { user: '9999' })],
+    ['unknown domain', fixture('01-sip-auth-register', { key_value: 'nowhere.test', domain: 'nowhere.test' })],
+    ["another domain's user asked in example.test", fixture('01-sip-auth-register', { user: 'mallory' })],
+    ["another domain's extension asked in example.test", fixture('01-sip-auth-register', { user: '1009' })],
+    ['a group name is not a SIP user', fixture('01-sip-auth-register', { user: 'sales' })],
+    ['domain field differs from key_value', fixture('01-sip-auth-register', { domain: 'other.test' })],
+    ['reloadacl network-list (capture 06)', fixture('06-network-list')],
+    ['profile rescan gateways (capture 06)', fixture('06-gateways')],
+    ['no user field', fixture('01-sip-auth-register', { user: null })],
+    ['empty user', fixture('01-sip-auth-register', { user: '' })],
+    ['no key field', fixture('01-sip-auth-register', { key: null })],
+    ['lookup by another attribute', fixture('01-sip-auth-register', { key: 'ip' })],
+    ['an action we do not serve', fixture('01-sip-auth-register', { action: 'message-count' })],
+    ['tag_name is not domain', fixture('01-sip-auth-register', { tag_name: 'user' })],
+    ['key_name is not name', fixture('01-sip-auth-register', { key_name: 'id' })],
+    ['the configuration section', fixture('01-sip-auth-register', { section: 'configuration', tag_name: 'configuration', key_value: 'sofia.conf' })],
+    ['the phrases section', fixture('01-sip-auth-register', { section: 'phrases' })],
+    ['no section', fixture('01-sip-auth-register', { section: null })],
+  ]
+  for (const [name, form] of cases) t.equal(ask(form).found, false, name)
+})
+
+t.test('a field sent twice with two values is refused, whichever comes first', async (t) => {
+  const form = fixture('01-sip-auth-register', { user: 'alice' })
+  form.append('user', 'mallory')
+  t.equal(ask(form).found, false)
+  const form2 = fixture('01-sip-auth-register', { user: 'mallory' })
+  form2.append('user', 'alice')
+  t.equal(ask(form2).found, false)
+  const form3 = fixture('01-sip-auth-register', { user: 'alice' })
+  form3.append('section', 'dialplan')
+  t.equal(ask(form3).found, false)
+})
+
+/** What `xml_locate directory domain name <d>` posts: its event repeats `section` (mod_commands.c xml_locate_function). */
+const xmlLocate = (domain: string) => {
+  const form = fixture('06-user-exists', { key: null, user: null, domain: null, key_value: domain, 'Event-Calling-Function': 'xml_locate_function' })
+  form.append('section', 'directory')
+  form.append('tag', 'domain')
+  form.append('tag_attr_name', 'name')
+  form.append('tag_attr_val', domain)
+  return form
+}
+
+t.test('a lookup of the domain alone (xml_locate, domain_exists): the domain and its params, no users', async (t) => {
+  t.equal(
+    xmlOf(xmlLocate('example.test')),
+    `<document type="freeswitch/xml">
+  <section name="directory">
+    <domain name="example.test">
+      <params>
+        <param name="dial-string" value="{presence_id=\${dialed_user}@\${dialed_domain}}\${sofia_contact(*/\${dialed_user}@\${dialed_domain})}"/>
+      </params>
+    </domain>
+  </section>
+</document>
+`,
+  )
+  t.equal(ask(xmlLocate('nowhere.test')).found, false, 'unknown domain')
+  t.equal(ask(fixture('01-sip-auth-register', { user: null, key: null })).found, false, 'an action without a user is not a domain lookup')
+})
+
+t.test('the not-found document is the captured one, exactly', async (t) => {
+  t.equal(NOT_FOUND, '<document type="freeswitch/xml"><section name="result"><result status="not found"/></section></document>')
+})
