@@ -1,0 +1,191 @@
+/**
+ * The value rules of the IVR language, one ValueCheck per kind of attribute. The parser applies
+ * them to literal values; resolveParam applies the same ones to rendered templates at run time,
+ * so a value is held to one rule whichever way it was written.
+ *
+ * The alphabets are narrow on purpose: these values end up in FreeSWITCH application arguments
+ * and dial strings, where `$ { } , | ' ^` and spaces have meanings (DESIGN.md, "Security rules").
+ */
+import { NAME_RE, isPstnNumber } from '../../config/schema.js'
+import { err, ok, type Result } from '../../util/result.js'
+import type { FailureAction, ValueCheck } from './types.js'
+
+const check = <T>(rule: string, convert: (raw: string) => Result<T, string>): ValueCheck<T> => ({ rule, convert })
+
+const must = (rule: string) => err(`must be ${rule}`)
+
+export function intIn(min: number, max: number): ValueCheck<number> {
+  const rule = `a whole number from ${min} to ${max}`
+  return check(rule, (raw) => {
+    const s = raw.trim()
+    if (!/^[0-9]{1,9}$/.test(s)) return must(rule)
+    const n = Number(s)
+    return n >= min && n <= max ? ok(n) : must(rule)
+  })
+}
+
+/** Seconds with an optional fraction (`0.5`, `2`); no sign, no exponent. */
+export function secondsIn(min: number, max: number): ValueCheck<number> {
+  const rule = `a number of seconds from ${min} to ${max} (fractions allowed, like 0.5)`
+  return check(rule, (raw) => {
+    const s = raw.trim()
+    if (!/^[0-9]{1,9}(\.[0-9]{1,6})?$/.test(s)) return must(rule)
+    const n = Number(s)
+    return n >= min && n <= max ? ok(n) : must(rule)
+  })
+}
+
+export const bool: ValueCheck<boolean> = check('true or false', (raw) => {
+  const s = raw.trim()
+  return s === 'true' ? ok(true) : s === 'false' ? ok(false) : must('true or false')
+})
+
+export function oneOf<T extends string>(values: readonly T[]): ValueCheck<T> {
+  const rule = `one of ${values.join(', ')}`
+  return check(rule, (raw) => {
+    const s = raw.trim()
+    const found = values.find((v) => v === s)
+    return found !== undefined ? ok(found) : must(`${rule} (case-sensitive)`)
+  })
+}
+
+/** DTMF keys FreeSWITCH reports (0-9, *, #, and the rare A-D). */
+export const DTMF_KEYS = '0123456789*#ABCD'
+
+export function dtmfKeys(minLength: number, maxLength: number): ValueCheck<string> {
+  const rule =
+    maxLength === 1
+      ? minLength === 0
+        ? `one DTMF key (0-9 * # A-D) or empty`
+        : `one DTMF key (0-9 * # A-D)`
+      : `${minLength}-${maxLength} DTMF keys (0-9 * # A-D)`
+  return check(rule, (raw) => {
+    const s = raw.trim()
+    if (s.length < minLength || s.length > maxLength) return must(rule)
+    return [...s].every((c) => DTMF_KEYS.includes(c)) ? ok(s) : must(rule)
+  })
+}
+
+const MAX_URL_LENGTH = 2048
+const MAX_URLS = 10
+
+// eslint-disable-next-line no-control-regex -- refusing control characters is the point
+const SPACE_OR_CONTROL = /[\s\x00-\x1f\x7f]/
+
+export function checkUrl(s: string): Result<string, string> {
+  if (s === '') return err('an empty URL')
+  if (s.length > MAX_URL_LENGTH) return err(`a URL longer than ${MAX_URL_LENGTH} characters`)
+  if (SPACE_OR_CONTROL.test(s)) return err(`${JSON.stringify(s)} contains spaces or control characters`)
+  let u: URL
+  try {
+    u = new URL(s)
+  } catch {
+    return err(`${JSON.stringify(s)} is not a URL`)
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return err(`${JSON.stringify(s)} is not an http or https URL`)
+  if (u.hostname === '') return err(`${JSON.stringify(s)} has no host`)
+  return ok(s)
+}
+
+/**
+ * One http(s) URL or a comma list of them (fallbacks, tried in order). A comma inside a URL
+ * must be written %2C: the spec gives the comma this meaning.
+ */
+export const urlList: ValueCheck<readonly string[]> = check(
+  `http or https URLs separated by commas (at most ${MAX_URLS})`,
+  (raw) => {
+    const items = raw.split(',').map((x) => x.trim())
+    if (items.length > MAX_URLS) return err(`more than ${MAX_URLS} URLs`)
+    const urls: string[] = []
+    for (const item of items) {
+      const u = checkUrl(item)
+      if (!u.ok) return err(`must be http or https URLs separated by commas; found ${u.error}`)
+      urls.push(u.value)
+    }
+    return ok(urls)
+  },
+)
+
+export const SECTION_NAME_RE = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$/
+
+export const sectionName: ValueCheck<string> = check('a Section name (1-64 of A-Z a-z 0-9 _ . -)', (raw) => {
+  const s = raw.trim()
+  return SECTION_NAME_RE.test(s) ? ok(s) : must('a Section name (1-64 of A-Z a-z 0-9 _ . -)')
+})
+
+/** Variable names of Set and GetJSON (and of the `var_<name>` parameters sent to XML URLs). */
+export const VAR_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/
+
+/** Paths inside FreeSWITCH's sound directory, or absolute; no `..`, no characters with a meaning to FreeSWITCH. */
+const SOUND_PATH_RE = /^\/?[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)*$/
+const MAX_SOUND_PATH = 1024
+
+export const audioSource: ValueCheck<string> = check(
+  'an audio file path (A-Z a-z 0-9 _ . - /, no "..") or an http or https URL',
+  (raw) => {
+    const s = raw.trim()
+    if (/^[A-Za-z][A-Za-z0-9+.-]*:/.test(s)) {
+      const u = checkUrl(s)
+      return u.ok ? u : err(`must be an audio file path or an http or https URL; found ${u.error}`)
+    }
+    if (s.length > MAX_SOUND_PATH || !SOUND_PATH_RE.test(s) || s.split('/').includes('..')) {
+      return must('an audio file path (A-Z a-z 0-9 _ . - /, no "..") or an http or https URL')
+    }
+    return ok(s)
+  },
+)
+
+const LANGUAGE_RE = /^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8}){0,3}$/
+export const language: ValueCheck<string> = check('a language tag like ja-JP or en-US', (raw) => {
+  const s = raw.trim()
+  return LANGUAGE_RE.test(s) ? ok(s) : must('a language tag like ja-JP or en-US')
+})
+
+const VOICE_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/
+export const voice: ValueCheck<string> = check('a voice name (A-Z a-z 0-9 _ . -)', (raw) => {
+  const s = raw.trim()
+  return VOICE_RE.test(s) ? ok(s) : must('a voice name (A-Z a-z 0-9 _ . -)')
+})
+
+/** A user, group, extension or DID name of the domain, or a PSTN number. */
+export const transferTarget: ValueCheck<string> = check(
+  'a user, group, extension, DID or PSTN number (A-Z a-z 0-9 . _ -, or + then digits * #)',
+  (raw) => {
+    const s = raw.trim()
+    return NAME_RE.test(s) || isPstnNumber(s)
+      ? ok(s)
+      : must('a user, group, extension, DID or PSTN number (A-Z a-z 0-9 . _ -, or + then digits * #)')
+  },
+)
+
+export const callingNumber: ValueCheck<string> = check('a phone number: optional + then 2-32 digits, * or #', (raw) => {
+  const s = raw.trim()
+  return isPstnNumber(s) ? ok(s) : must('a phone number: optional + then 2-32 digits, * or #')
+})
+
+// eslint-disable-next-line no-control-regex -- refusing control characters is the point
+const CONTROL_EXCEPT_TAB_NEWLINE = /[\x00-\x08\x0b-\x1f\x7f]/
+
+/** Free text (Speak, Set val, Case val): anything printable, newlines and tabs included. */
+export function text(allowEmpty: boolean): ValueCheck<string> {
+  const rule = allowEmpty ? 'text without control characters' : 'non-empty text without control characters'
+  return check(rule, (raw) => {
+    if (CONTROL_EXCEPT_TAB_NEWLINE.test(raw)) return err('must not contain control characters')
+    if (!allowEmpty && raw.trim() === '') return err('must not be empty')
+    return ok(raw)
+  })
+}
+
+/** http(s) URLs (fallbacks in order) or, for anything else, the name of a Section. */
+export const failureAction: ValueCheck<FailureAction> = check(
+  'http or https URLs separated by commas, or a Section name',
+  (raw): Result<FailureAction, string> => {
+    const s = raw.trim()
+    if (/^https?:\/\//i.test(s)) {
+      const urls = urlList.convert(s)
+      return urls.ok ? ok({ kind: 'urls', urls: urls.value }) : urls
+    }
+    if (SECTION_NAME_RE.test(s)) return ok({ kind: 'section', name: s })
+    return must('http or https URLs separated by commas, or a Section name')
+  },
+)
