@@ -1,0 +1,199 @@
+/**
+ * Commands from CTI clients: hangup, park and transfer of a channel the connection may see.
+ * A channel of another domain, one the user is not a party to, and one that does not exist all
+ * get the same `channel_not_found` answer, so a client learns nothing about channels it may
+ * not see. ESL text is written only by pbx/commands.ts (behind CtiCommands).
+ */
+import type { ApiError } from '../api/errors.js'
+import { isPlainObject, optionalTimeout, rejectUnknown } from '../api/params.js'
+import { parseDestination } from '../api/destination.js'
+import type { Directory, DomainDirectory } from '../directory/directory.js'
+import type { EslCommand, PbxClient } from '../pbx/types.js'
+import type { Logger } from '../util/logger.js'
+import { err, ok, type Result } from '../util/result.js'
+import { isVisible, type ChannelStore } from './channels.js'
+import { COMMANDS, resultFrame, type CommandId, type CommandName, type CtiError } from './protocol.js'
+
+/** Why pbx/commands.ts refused to build a command (its own validation). */
+export interface CommandProblem {
+  readonly description: string
+}
+
+/** The ESL commands CTI needs; the default wiring builds them with pbx/commands.ts. */
+export interface CtiCommands {
+  hangup(uuid: string, cause: HangupCause): Result<EslCommand, CommandProblem>
+  /** `uuid_transfer <uuid> <extension> XML <context>`: the dialplan routes by destination number. */
+  transfer(uuid: string, extension: string, context: string): Result<EslCommand, CommandProblem>
+  /** The commands that park the channel, run in order (a timeout needs `park_timeout` set before the park). */
+  park(uuid: string, timeoutSec: number | undefined): Result<readonly EslCommand[], CommandProblem>
+  /** `show channels as json` (resynchronisation after a reconnection). */
+  showChannels(): Result<EslCommand, CommandProblem>
+}
+
+/** Hangup causes a client may give (FreeSWITCH cause names); NORMAL_CLEARING by default. */
+export const HANGUP_CAUSES = ['NORMAL_CLEARING', 'USER_BUSY', 'CALL_REJECTED', 'NO_ANSWER', 'ORIGINATOR_CANCEL'] as const
+export type HangupCause = (typeof HANGUP_CAUSES)[number]
+
+/** Commands in flight per connection; more are refused rather than queued without bound. */
+export const MAX_INFLIGHT = 16
+const MAX_ID_LENGTH = 128
+
+export interface ControlDeps {
+  readonly store: ChannelStore
+  readonly pbx: PbxClient
+  readonly commands: CtiCommands
+  readonly directory: () => Directory
+  readonly logger: Logger
+}
+
+/** Who sends the command: the connection's domain and user (undefined: full_events). */
+export interface CommandSource {
+  readonly domain: string
+  readonly userId: string | undefined
+}
+
+interface Parsed {
+  readonly id: CommandId | undefined
+  readonly cmd: CommandName | undefined
+  readonly body: Readonly<Record<string, unknown>> | undefined
+}
+
+const cerr = (id: CtiError['id'], description: string): CtiError => ({ id, description })
+const fromApi = (e: ApiError): CtiError => ({ id: e.id, description: e.description })
+
+const notFound = (uuid: string): CtiError =>
+  cerr('channel_not_found', `no channel ${uuid.length <= 64 ? uuid : `${uuid.slice(0, 64)}...`} that this connection may see`)
+
+/** Reads `id` and `cmd` as far as possible, so that even a refusal can be matched to its request. */
+function parseFrame(data: Buffer, isBinary: boolean): Result<Parsed, { parsed: Parsed; error: CtiError }> {
+  const none: Parsed = { id: undefined, cmd: undefined, body: undefined }
+  if (isBinary) return err({ parsed: none, error: cerr('invalid_message', 'commands are JSON text frames') })
+  let value: unknown
+  try {
+    value = JSON.parse(data.toString('utf8'))
+  } catch {
+    return err({ parsed: none, error: cerr('invalid_message', 'a command is a JSON object such as {"cmd":"hangup","uuid":"..."}') })
+  }
+  if (!isPlainObject(value)) return err({ parsed: none, error: cerr('invalid_message', 'a command is a JSON object') })
+  const rawId = value.id
+  let id: CommandId | undefined
+  if (rawId !== undefined) {
+    if ((typeof rawId === 'string' && rawId.length <= MAX_ID_LENGTH) || (typeof rawId === 'number' && Number.isFinite(rawId))) id = rawId
+    else return err({ parsed: none, error: cerr('invalid_parameter', `id: must be a number or a string of at most ${MAX_ID_LENGTH} characters`) })
+  }
+  const cmd = COMMANDS.find((c) => c === value.cmd)
+  if (cmd === undefined) {
+    return err({ parsed: { id, cmd: undefined, body: value }, error: cerr('invalid_parameter', `cmd: must be one of ${COMMANDS.join(', ')}`) })
+  }
+  return ok({ id, cmd, body: value })
+}
+
+const ALLOWED: Record<CommandName, readonly string[]> = {
+  hangup: ['id', 'cmd', 'uuid', 'cause'],
+  park: ['id', 'cmd', 'uuid', 'timeout'],
+  transfer: ['id', 'cmd', 'uuid', 'destination'],
+}
+
+/** The ESL replies meaning "that channel is gone" (22-misc-replies: uuid_kill/uuid_transfer on an unknown uuid). */
+const NO_SUCH_CHANNEL = /^-ERR (No such channel|Invalid uuid)/i
+
+export class Control {
+  constructor(private readonly deps: ControlDeps) {}
+
+  /** Handles one client frame; resolves with the result frame to send back. */
+  async handle(source: CommandSource, data: Buffer, isBinary: boolean): Promise<string> {
+    const parsed = parseFrame(data, isBinary)
+    if (!parsed.ok) return resultFrame(parsed.error.parsed.id, parsed.error.parsed.cmd, parsed.error.error)
+    const { id, cmd, body } = parsed.value
+    if (cmd === undefined || body === undefined) return resultFrame(id, cmd, cerr('invalid_message', 'no command'))
+    const planned = this.plan(source, cmd, body)
+    if (!planned.ok) return resultFrame(id, cmd, planned.error)
+    const ran = await this.run(planned.value.uuid, planned.value.commands)
+    if (!ran.ok) {
+      this.deps.logger.info({ cmd, uuid: planned.value.uuid, error: ran.error.id }, 'cti command failed')
+      return resultFrame(id, cmd, ran.error)
+    }
+    this.deps.logger.info({ cmd, uuid: planned.value.uuid, domain: source.domain }, 'cti command done')
+    return resultFrame(id, cmd)
+  }
+
+  /** A refusal for a connection that has too many commands in flight. */
+  static busy(data: Buffer, isBinary: boolean): string {
+    const parsed = parseFrame(data, isBinary)
+    const p = parsed.ok ? parsed.value : parsed.error.parsed
+    return resultFrame(p.id, p.cmd, cerr('too_many_requests', `at most ${MAX_INFLIGHT} commands may wait for their result on one connection`))
+  }
+
+  private plan(
+    source: CommandSource,
+    cmd: CommandName,
+    body: Readonly<Record<string, unknown>>,
+  ): Result<{ uuid: string; commands: readonly EslCommand[] }, CtiError> {
+    const known = rejectUnknown(body, ALLOWED[cmd])
+    if (!known.ok) return err(fromApi(known.error))
+    const uuid = body.uuid
+    if (uuid === undefined) return err(cerr('missing_parameter', 'uuid is required'))
+    if (typeof uuid !== 'string' || uuid === '') return err(cerr('invalid_parameter', 'uuid: must be a channel UUID string'))
+    const ch = this.deps.store.get(uuid)
+    if (ch === undefined || !isVisible(ch, source.domain, source.userId)) return err(notFound(uuid))
+    const domain = this.deps.directory().domain(source.domain)
+    if (domain === undefined) return err(notFound(uuid))
+
+    const commands = this.build(cmd, uuid, body, domain)
+    if (!commands.ok) return commands
+    return ok({ uuid, commands: commands.value })
+  }
+
+  private build(
+    cmd: CommandName,
+    uuid: string,
+    body: Readonly<Record<string, unknown>>,
+    domain: DomainDirectory,
+  ): Result<readonly EslCommand[], CtiError> {
+    const one = (r: Result<EslCommand, CommandProblem>): Result<readonly EslCommand[], CtiError> =>
+      r.ok ? ok([r.value]) : err(cerr('invalid_parameter', r.error.description))
+    switch (cmd) {
+      case 'hangup': {
+        const cause = body.cause ?? 'NORMAL_CLEARING'
+        const c = HANGUP_CAUSES.find((x) => x === cause)
+        if (c === undefined) return err(cerr('invalid_parameter', `cause: must be one of ${HANGUP_CAUSES.join(', ')}`))
+        return one(this.deps.commands.hangup(uuid, c))
+      }
+      case 'park': {
+        const timeout = optionalTimeout(body, 'timeout')
+        if (!timeout.ok) return err(fromApi(timeout.error))
+        const r = this.deps.commands.park(uuid, timeout.value)
+        return r.ok ? r : err(cerr('invalid_parameter', r.error.description))
+      }
+      case 'transfer': {
+        const destination = body.destination
+        if (destination === undefined) return err(cerr('missing_parameter', 'destination is required'))
+        if (typeof destination === 'string' && destination.startsWith('{')) {
+          return err(cerr('invalid_parameter', 'destination: an end_user prefix cannot be given to a transfer'))
+        }
+        // The same resolution and checks as the API's destinations; a transfer takes no IVR documents.
+        const dest = parseDestination(destination, domain, { param: 'destination', objectForm: false, xmlUrl: false, pstn: true })
+        if (!dest.ok) return err(fromApi(dest.error))
+        if (typeof destination !== 'string') return err(cerr('invalid_parameter', 'destination: must be a string'))
+        // The domain's dialplan context routes by destination number (xmlcurl), like a phone dialing it.
+        return one(this.deps.commands.transfer(uuid, destination, domain.name))
+      }
+    }
+  }
+
+  private async run(uuid: string, commands: readonly EslCommand[]): Promise<Result<void, CtiError>> {
+    if (!this.deps.pbx.isConnected()) return err(cerr('pbx_unavailable', 'FreeSWITCH is not connected'))
+    for (const command of commands) {
+      const r = await this.deps.pbx.bgapi(command)
+      let reply: string
+      if (r.ok) reply = r.value
+      else if (r.error.kind === 'failed') reply = `-ERR ${r.error.reply}`
+      else return err(cerr('pbx_unavailable', r.error.kind === 'timeout' ? 'FreeSWITCH did not answer in time' : 'FreeSWITCH is not connected'))
+      const text = reply.trim()
+      if (text.startsWith('+OK')) continue
+      if (NO_SUCH_CHANNEL.test(text)) return err(notFound(uuid))
+      return err(cerr('command_failed', `FreeSWITCH answered: ${text.slice(0, 200)}`))
+    }
+    return ok(undefined)
+  }
+}

@@ -1,0 +1,270 @@
+/**
+ * The subscribers: who is connected, what each may see, and delivery of channel changes.
+ *
+ * Cost model: a channel change is serialised once (JSON.stringify of its view) and encoded to
+ * UTF-8 once; each subscriber that may see it gets a small head of its own (sequence number and
+ * event kind) sent as the first fragment of a WebSocket message, and the shared encoded payload
+ * as the final fragment (RFC 6455 section 5.4: a message may be split into fragments). Only the
+ * subscribers indexed under the channel's domain (full_events) or one of its party users are
+ * visited, so an event costs nothing for the domain's other users or other domains.
+ *
+ * A subscriber that does not read is closed once its unsent data passes `cti.max_buffered_bytes`
+ * (plus the size of its initial snapshot), so it cannot make the daemon's memory grow.
+ */
+import type { WebSocket } from 'ws'
+import type { Logger } from '../util/logger.js'
+import { isVisible, viewOf, type Channel, type ChannelChange, type ChannelStore } from './channels.js'
+import { CLOSE, eventHead, eventTail, initialInfoFrame, systemFrame, type InfoEventKind } from './protocol.js'
+
+export interface CtiSettings {
+  readonly max_connections_per_user: number
+  readonly max_buffered_bytes: number
+}
+
+export interface Admission {
+  /** Lower-case domain name (channels are indexed by it). */
+  readonly domain: string
+  /** undefined: full_events (every channel of the domain). */
+  readonly userId: string | undefined
+  readonly appName: string
+  readonly forced: boolean
+}
+
+export interface Subscriber {
+  readonly ws: WebSocket
+  readonly domain: string
+  readonly userId: string | undefined
+  readonly appName: string
+  /** Limit key: (domain, user or full_events, app_name). */
+  readonly key: string
+  /** Sequence number of the last info_event sent (initial_info is 0). */
+  seq: number
+  /** Channels this subscriber was told about (added and not yet removed). */
+  readonly known: Set<string>
+  /** A pong (or any frame) arrived since the last ping. */
+  alive: boolean
+  closed: boolean
+  /** bufferedAmount above which it is a slow consumer. */
+  threshold: number
+  /** Commands sent and not yet answered. */
+  inflight: number
+}
+
+export interface HubDeps {
+  readonly store: ChannelStore
+  readonly logger: Logger
+  readonly settings: () => CtiSettings
+  readonly onMessage: (sub: Subscriber, data: Buffer, isBinary: boolean) => void
+}
+
+const toBuffer = (data: Buffer | ArrayBuffer | Buffer[]): Buffer =>
+  Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data)
+
+export class Hub {
+  private readonly all = new Set<Subscriber>()
+  private readonly byKey = new Map<string, Subscriber[]>()
+  /** full_events subscribers per domain. */
+  private readonly full = new Map<string, Set<Subscriber>>()
+  /** user-scoped subscribers per `domain\0userId`. */
+  private readonly byUser = new Map<string, Set<Subscriber>>()
+
+  constructor(private readonly deps: HubDeps) {}
+
+  get size(): number {
+    return this.all.size
+  }
+
+  subscribers(): Iterable<Subscriber> {
+    return this.all
+  }
+
+  add(ws: WebSocket, admission: Admission): void {
+    const { domain, userId, appName, forced } = admission
+    const key = `${domain}\0${userId ?? '*'}\0${appName}`
+    const settings = this.deps.settings()
+    const max = settings.max_connections_per_user
+    const list = this.byKey.get(key) ?? []
+    const log = this.deps.logger.child({ domain, user_id: userId ?? null, app_name: appName })
+    ws.on('error', (e) => log.debug({ err: e.message }, 'cti socket error'))
+    if (list.length >= max && !forced) {
+      log.info({ max }, 'cti connection refused: connection limit reached')
+      ws.send(
+        systemFrame(
+          'connection_limit_reached',
+          `at most ${max} connections per user and app_name; connect with forced=true to replace the oldest`,
+        ),
+      )
+      ws.close(CLOSE.limitReached, 'connection_limit_reached')
+      return
+    }
+    while (list.length >= max) {
+      const oldest = list[0]
+      if (oldest === undefined) break
+      log.info('cti connection replaced by a forced one')
+      this.send(oldest, systemFrame('connection_replaced', 'a newer connection of the same user and app_name (forced=true) took this one\'s place'))
+      this.remove(oldest)
+      oldest.ws.close(CLOSE.replaced, 'connection_replaced')
+    }
+
+    const sub: Subscriber = {
+      ws,
+      domain,
+      userId,
+      appName,
+      key,
+      seq: 0,
+      known: new Set(),
+      alive: true,
+      closed: false,
+      threshold: settings.max_buffered_bytes,
+      inflight: 0,
+    }
+    this.all.add(sub)
+    list.push(sub)
+    this.byKey.set(key, list)
+    const index = userId === undefined ? this.full : this.byUser
+    const indexKey = userId === undefined ? domain : `${domain}\0${userId}`
+    let set = index.get(indexKey)
+    if (set === undefined) index.set(indexKey, (set = new Set()))
+    set.add(sub)
+
+    ws.on('pong', () => {
+      sub.alive = true
+    })
+    ws.on('message', (data, isBinary) => {
+      sub.alive = true
+      this.deps.onMessage(sub, toBuffer(data), isBinary)
+    })
+    ws.on('close', () => {
+      this.remove(sub)
+      log.info('cti connection closed')
+    })
+
+    const snapshot: string[] = []
+    for (const ch of this.deps.store.ofDomain(domain)) {
+      if (!isVisible(ch, domain, userId)) continue
+      snapshot.push(this.jsonOf(ch))
+      sub.known.add(ch.uuid)
+    }
+    ws.send(initialInfoFrame({ domain, user_id: userId ?? null, full_events: userId === undefined, app_name: appName }, snapshot))
+    // The snapshot is sent once and may be large: only what comes after it is limited.
+    sub.threshold = settings.max_buffered_bytes + ws.bufferedAmount
+    log.info({ channels: snapshot.length }, 'cti connection opened')
+  }
+
+  /** Delivers channel changes: one serialisation per changed channel, whatever the number of subscribers. */
+  publish(changes: readonly ChannelChange[]): void {
+    for (const { channel: ch, removed } of changes) {
+      const json = JSON.stringify(viewOf(ch))
+      // An unchanged view is news only to those who may now see the channel for the first
+      // time (a user became a party of it): they get `added`, the others nothing.
+      const unchanged = !removed && json === ch.json
+      ch.json = json
+      const domain = ch.domain
+      if (domain === undefined) continue
+      let tail: Buffer | undefined
+      const deliver = (sub: Subscriber): void => {
+        if (sub.closed) return
+        let kind: InfoEventKind
+        if (removed) {
+          if (!sub.known.delete(ch.uuid)) return
+          kind = 'removed'
+        } else if (sub.known.has(ch.uuid)) {
+          if (unchanged) return
+          kind = 'updated'
+        } else {
+          kind = 'added'
+          sub.known.add(ch.uuid)
+        }
+        tail ??= Buffer.from(eventTail(json), 'utf8')
+        sub.seq += 1
+        sub.ws.send(eventHead(sub.seq, kind), { binary: false, fin: false })
+        sub.ws.send(tail, { binary: false, fin: true })
+        this.checkBuffer(sub)
+      }
+      const full = this.full.get(domain)
+      if (full !== undefined) for (const sub of full) deliver(sub)
+      for (const userId of ch.parties) {
+        const subs = this.byUser.get(`${domain}\0${userId}`)
+        if (subs !== undefined) for (const sub of subs) deliver(sub)
+      }
+    }
+  }
+
+  /** Sends a whole message to one subscriber (results, system messages). */
+  send(sub: Subscriber, frame: string): void {
+    if (sub.closed) return
+    sub.ws.send(frame)
+    this.checkBuffer(sub)
+  }
+
+  /**
+   * Keepalive: a subscriber that sent nothing (no pong) since the previous ping is gone
+   * (a dead TCP peer never says so) and is terminated; the others are pinged.
+   */
+  ping(): void {
+    for (const sub of [...this.all]) {
+      if (!sub.alive) {
+        this.deps.logger.info({ domain: sub.domain, user_id: sub.userId ?? null, app_name: sub.appName }, 'cti connection missed a pong: terminated')
+        this.remove(sub)
+        sub.ws.terminate()
+        continue
+      }
+      sub.alive = false
+      sub.ws.ping()
+    }
+  }
+
+  /** Closes every subscriber; resolves when all sockets are closed or after `graceMs` (then they are terminated). */
+  async closeAll(graceMs: number): Promise<void> {
+    const sockets = [...this.all].map((s) => s.ws)
+    for (const sub of [...this.all]) this.remove(sub)
+    const closed = sockets.map(
+      (ws) =>
+        new Promise<void>((resolve) => {
+          if (ws.readyState === ws.CLOSED) return resolve()
+          ws.once('close', () => resolve())
+        }),
+    )
+    for (const ws of sockets) ws.close(CLOSE.shutdown, 'server_shutdown')
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([Promise.all(closed), new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))])
+    clearTimeout(timer)
+    for (const ws of sockets) ws.terminate()
+  }
+
+  private jsonOf(ch: Channel): string {
+    ch.json ??= JSON.stringify(viewOf(ch))
+    return ch.json
+  }
+
+  private checkBuffer(sub: Subscriber): void {
+    if (sub.closed || sub.ws.bufferedAmount <= sub.threshold) return
+    this.deps.logger.warn(
+      { domain: sub.domain, user_id: sub.userId ?? null, app_name: sub.appName, buffered: sub.ws.bufferedAmount },
+      'cti slow consumer closed',
+    )
+    this.remove(sub)
+    // Nothing more is queued for it; ws destroys the socket if the close handshake does not
+    // complete within its closeTimeout.
+    sub.ws.close(CLOSE.slowConsumer, 'slow_consumer')
+  }
+
+  private remove(sub: Subscriber): void {
+    if (sub.closed) return
+    sub.closed = true
+    sub.known.clear()
+    this.all.delete(sub)
+    const list = this.byKey.get(sub.key)
+    if (list !== undefined) {
+      const i = list.indexOf(sub)
+      if (i >= 0) list.splice(i, 1)
+      if (list.length === 0) this.byKey.delete(sub.key)
+    }
+    const index = sub.userId === undefined ? this.full : this.byUser
+    const indexKey = sub.userId === undefined ? sub.domain : `${sub.domain}\0${sub.userId}`
+    const set = index.get(indexKey)
+    set?.delete(sub)
+    if (set?.size === 0) index.delete(indexKey)
+  }
+}
