@@ -1,0 +1,94 @@
+/**
+ * The `bridge` application (mod_dptools.c audio_bridge_function) and what FreeSWITCH does when
+ * it fails (switch_channel.c switch_channel_handle_cause).
+ *
+ * Success (captures 19, 21): B legs are created with Other-Leg = A and Channel-Call-UUID = A; when
+ * one answers, A is answered if it was not, A gets originate_disposition=SUCCESS, DIALSTATUS=SUCCESS,
+ * and one CHANNEL_BRIDGE fires on A. When B hangs up, one CHANNEL_UNBRIDGE fires on A and A then
+ * hangs up if hangup_after_bridge=true (with B's cause), parks if park_after_bridge=true, else
+ * goes on with the next dialplan action.
+ *
+ * Failure: originate_disposition and DIALSTATUS (switch_ivr_originate), originate_failed_cause
+ * (audio_bridge_function), then switch_channel_handle_cause: with neither continue_on_fail nor
+ * failure_causes, NO_ANSWER, NO_USER_RESPONSE and ORIGINATOR_CANCEL go on to the next action and
+ * any other cause hangs A up with that cause; continue_on_fail=true goes on for every cause, a
+ * list (`USER_BUSY,NO_ANSWER` or numbers) for those causes; failure_causes is the opposite list.
+ * (last_bridge_hangup_cause is only set when a bridge that happened ends.)
+ */
+import { causeNumber } from './causes.js'
+import { isTrue, untilAborted, type SwitchCore } from './core.js'
+import { separateString } from './fs-strings.js'
+import { originate } from './originate.js'
+import type { Session } from './session.js'
+
+/** switch_ivr_originate: DIALSTATUS for a failed originate with a calling session. */
+export function dialStatus(cause: string): string {
+  switch (cause) {
+    case 'ORIGINATOR_CANCEL':
+      return 'CANCEL'
+    case 'USER_BUSY':
+      return 'BUSY'
+    case 'NO_ANSWER':
+      return 'NOANSWER'
+    case 'DESTINATION_OUT_OF_ORDER':
+    case 'INVALID_PROFILE':
+      return 'INVALIDARGS'
+    case 'CALL_REJECTED':
+      return 'DONTCALL'
+    default:
+      return cause
+  }
+}
+
+const inList = (list: string, cause: string): boolean =>
+  separateString(list, ',').some((c) => c.toUpperCase() === cause || c === String(causeNumber(cause)))
+
+/** switch_channel_handle_cause: go on with the dialplan, or hang up with the cause. */
+export function handleCause(core: SwitchCore, a: Session, cause: string): void {
+  if (!a.up) return
+  if (cause !== 'ATTENDED_TRANSFER') {
+    const continueOnFail = a.getVar('continue_on_fail')
+    const failureCauses = a.getVar('failure_causes')
+    if (continueOnFail !== undefined || failureCauses !== undefined) {
+      if (failureCauses !== undefined && !inList(failureCauses, cause)) return
+      if (continueOnFail !== undefined && (isTrue(continueOnFail) || inList(continueOnFail, cause))) return
+    } else if (cause === 'NO_ANSWER' || cause === 'NO_USER_RESPONSE' || cause === 'ORIGINATOR_CANCEL') {
+      // "no answer is *always* a reason to continue"
+      return
+    }
+  }
+  if (a.next === undefined && a.runningState !== 'CS_ROUTING') core.hangup(a, cause)
+}
+
+export async function bridgeApp(core: SwitchCore, a: Session, data: string, signal: AbortSignal): Promise<void> {
+  if (data.trim() === '') return
+  const res = await originate(core, { dialString: data, caller: a, signal })
+  const first = res.legs[0]
+  if (!res.ok) {
+    a.setVar('originate_disposition', res.cause)
+    a.setVar('DIALSTATUS', dialStatus(res.cause))
+    if (first !== undefined) a.setVar('originate_causes', `${first.uuid};${first.hangupCause ?? res.cause}`)
+    a.setVar('originate_failed_cause', res.cause)
+    handleCause(core, a, res.cause)
+    return
+  }
+  const b = res.session
+  if (!a.up || signal.aborted) {
+    core.hangup(b, 'ORIGINATOR_CANCEL')
+    return
+  }
+  a.setVar('originated_legs', `${b.uuid};Outbound Call;${b.profile.destinationNumber}`)
+  a.setVar('originate_causes', `${b.uuid};NONE`)
+  a.setVar('originate_disposition', 'SUCCESS')
+  a.setVar('DIALSTATUS', 'SUCCESS')
+  // The answer reaches the caller: an unanswered A (a phone that dialed) is answered now.
+  if (!a.answered) core.answer(a)
+  const bridge = core.linkBridge(a, b, true)
+  b.setState('CS_EXCHANGE_MEDIA', 5)
+  a.profile.calleeIdName = b.profile.calleeIdName
+  a.profile.calleeIdNumber = b.profile.destinationNumber
+  core.fireBridge(bridge, 'CHANNEL_BRIDGE')
+  const end = await Promise.race([bridge.done, untilAborted(signal).then(() => undefined)])
+  if (end === undefined || end.by === 'a') return
+  core.afterBridge(a, end, false)
+}

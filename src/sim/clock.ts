@@ -1,0 +1,54 @@
+/**
+ * Simulated time: every delay the simulator waits (a phone ringing, an answer after N seconds,
+ * originate_timeout, sleep...) is multiplied by `timeScale`, so tests run a 20 s scenario in 1 s.
+ * Every timer is tracked so that close() leaves no handle behind.
+ */
+export interface TimerHandle {
+  cancel(): void
+}
+
+export class Clock {
+  private readonly timers = new Set<NodeJS.Timeout>()
+  private closed = false
+
+  constructor(readonly timeScale: number) {}
+
+  /** Runs `fn` after `seconds` of simulated time (0 = on the next turn of the event loop). */
+  after(seconds: number, fn: () => void): TimerHandle {
+    if (this.closed) return { cancel: () => undefined }
+    const ms = Math.max(0, seconds * 1000 * this.timeScale)
+    const t = setTimeout(() => {
+      this.timers.delete(t)
+      fn()
+    }, ms)
+    this.timers.add(t)
+    return {
+      cancel: () => {
+        clearTimeout(t)
+        this.timers.delete(t)
+      },
+    }
+  }
+
+  /** Resolves after `seconds` of simulated time, or at once (false) when `signal` aborts. */
+  sleep(seconds: number, signal?: AbortSignal): Promise<boolean> {
+    return new Promise((resolve) => {
+      if (signal?.aborted) return resolve(false)
+      const onAbort = (): void => {
+        timer.cancel()
+        resolve(false)
+      }
+      const timer = this.after(seconds, () => {
+        signal?.removeEventListener('abort', onAbort)
+        resolve(true)
+      })
+      signal?.addEventListener('abort', onAbort, { once: true })
+    })
+  }
+
+  close(): void {
+    this.closed = true
+    for (const t of this.timers) clearTimeout(t)
+    this.timers.clear()
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * The bytes mod_event_socket writes (mod_event_socket.c v1.10.12; captures esl/01, 04, 06, 08, 22).
+ * Content-Length always counts bytes, never characters.
+ */
+import type { SimEvent } from './events.js'
+import { urlEncode } from './fs-strings.js'
+
+export const AUTH_REQUEST = 'Content-Type: auth/request\n\n'
+
+/** The 67-byte notice sent before the server closes the socket (after exit or a wrong password). */
+export const DISCONNECT_TEXT = 'Disconnected, goodbye.\nSee you at ClueCon! http://www.cluecon.com/\n'
+export const DISCONNECT_NOTICE = `Content-Type: text/disconnect-notice\nContent-Length: ${Buffer.byteLength(DISCONNECT_TEXT)}\n\n${DISCONNECT_TEXT}`
+
+/** `Content-Type: command/reply` with Reply-Text and optional extra headers (bgapi adds Job-UUID). */
+export function commandReply(text: string, extra: ReadonlyArray<readonly [string, string]> = []): string {
+  let out = `Content-Type: command/reply\nReply-Text: ${text}\n`
+  for (const [k, v] of extra) out += `${k}: ${v}\n`
+  return `${out}\n`
+}
+
+export function apiResponse(body: string): string {
+  return `Content-Type: api/response\nContent-Length: ${Buffer.byteLength(body)}\n\n${body}`
+}
+
+/**
+ * text/event-json: every header as a string (a repeated header becomes an array, as
+ * switch_event_serialize_json does), then `Content-Length` and `_body` when there is a body.
+ * No newline after the JSON (capture 06: the next message starts right after the `}`).
+ */
+export function eventJsonBody(event: SimEvent): string {
+  const obj: Record<string, string | string[]> = {}
+  for (const [k, v] of event.headers) {
+    const prev = obj[k]
+    if (prev === undefined) obj[k] = v
+    else if (Array.isArray(prev)) prev.push(v)
+    else obj[k] = [prev, v]
+  }
+  if (event.body !== undefined) {
+    obj['Content-Length'] = String(Buffer.byteLength(event.body))
+    obj['_body'] = event.body
+  }
+  return JSON.stringify(obj)
+}
+
+export function eventJson(event: SimEvent): string {
+  const json = eventJsonBody(event)
+  return `Content-Length: ${Buffer.byteLength(json)}\nContent-Type: text/event-json\n\n${json}`
+}
+
+/**
+ * text/event-plain (capture 08): `Name: url-encoded value` lines, then either a blank line or
+ * `Content-Length: N`, a blank line and the raw body.
+ */
+export function eventPlainBody(event: SimEvent): string {
+  let out = ''
+  for (const [k, v] of event.headers) out += `${k}: ${urlEncode(v)}\n`
+  if (event.body !== undefined) out += `Content-Length: ${Buffer.byteLength(event.body)}\n\n${event.body}`
+  else out += '\n'
+  return out
+}
+
+export function eventPlain(event: SimEvent): string {
+  const body = eventPlainBody(event)
+  return `Content-Length: ${Buffer.byteLength(body)}\nContent-Type: text/event-plain\n\n${body}`
+}
