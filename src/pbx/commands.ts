@@ -1,0 +1,397 @@
+/**
+ * THE ONLY module that writes ESL command text and dial strings (pbx/types.ts brands its output).
+ *
+ * Every value is checked against a narrow alphabet for its kind before it is written, and the
+ * few free-text values (caller id name, end_user) are neutralised, not trusted. Why the
+ * alphabets are what they are, from FreeSWITCH's own parsers (signalwire/freeswitch):
+ *
+ * - mod_event_socket.c (read_packet / parse_command): a command ends at the first CR or LF, so a
+ *   CR, LF or NUL in a value would start a new ESL command. No value may hold a control character.
+ * - mod_commands.c originate_function: the argument line is split on blanks with
+ *   switch_separate_string(' ') (switch_utils.c separate_string_blank_delim): an unquoted space
+ *   starts the next argument (extension, dialplan, context, cid...), `'` toggles quoting and
+ *   cleanup_separated_string removes the quotes and turns `\x` escapes (`\s`, `\n`...) into
+ *   characters. So values may not hold spaces, quotes or backslashes, except the one we quote.
+ * - switch_ivr_originate.c switch_ivr_originate: `<...>` and `{...}` at the start are global
+ *   variables (switch_event_create_brackets, switch_event.c), split on `,`; the rest is split on
+ *   `|` (failover groups) then `,` (legs rung together); `[...]` at the start of a leg holds that
+ *   leg's variables. `^^<c>` at the start of a bracket or list changes the delimiter to <c>
+ *   (switch_separate_string and switch_event_create_brackets). `:_:` ANYWHERE in the string
+ *   switches to enterprise originate (SWITCH_ENT_ORIGINATE_DELIM), and the text
+ *   `origination_nested_vars=true` anywhere turns off the `${` check on variables. So values may
+ *   not hold `, | { } [ ] < > ^ ' " \` and never the sequences `:_:` or `${`.
+ * - switch_channel.c switch_channel_set_variable_var_check + switch_utils.h
+ *   switch_string_var_check_const: FreeSWITCH expands `${...}` (including `${api(args)}`, which
+ *   runs an API command) in variables and application data, so `$` is refused everywhere.
+ *
+ * Validated kinds: uuid, user name, domain, number, cause, variable name, token (variable
+ * values), gateway, extension. Free text: caller id name (neutralised + quoted), end_user
+ * (percent-encoded JSON in `cod_end_user`, see encodeEndUser/decodeEndUser).
+ */
+import { err, ok, type Result } from '../util/result.js'
+import type { EslApp, EslCommand } from './types.js'
+import type { EndUser } from '../origination/plan.js'
+import { END_USER_FIELDS } from '../origination/plan.js'
+
+export interface CommandError {
+  /** Which input was refused (e.g. `legs[1].uuid`, `vars.cod_domain`). */
+  readonly field: string
+  readonly reason: string
+}
+
+const fail = (field: string, reason: string): Result<never, CommandError> => err({ field, reason })
+
+/** Narrow alphabets, one per kind of value (see the file comment for why). */
+export const PATTERNS = {
+  uuid: /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/,
+  /** SIP user name / directory name (config NAME_RE). */
+  userName: /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/,
+  domain: /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/,
+  /** PSTN numbers, extensions, DIDs: optional +, then digits, * and #. */
+  number: /^\+?[0-9*#]{1,32}$/,
+  /** Hangup cause names as switch_channel_str2cause knows them (NORMAL_CLEARING, USER_BUSY...). */
+  cause: /^[A-Z][A-Z0-9_]{1,63}$/,
+  /** Channel variable names; `-` for sip_h_<Header-Name>. */
+  varName: /^[A-Za-z][A-Za-z0-9_-]{0,127}$/,
+  /** Values of channel variables we set: ids, names, numbers, uuids, percent-encoded text. */
+  token: /^[A-Za-z0-9._@+#*%-]{0,2048}$/,
+  /** Gateway and SIP profile names. */
+  gateway: /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/,
+  /** Dialplan extension (destination number) of a transfer or originate target. */
+  extension: /^[A-Za-z0-9_+*#.-]{1,64}$/,
+  /** Dialplan application names for sendmsg execute. */
+  appName: /^[a-z][a-z0-9_]{0,63}$/,
+} as const
+
+// eslint-disable-next-line no-control-regex -- refusing control characters is the point
+const CONTROL = /[\x00-\x1f\x7f]/
+
+const check = (kind: keyof typeof PATTERNS, field: string, value: string): Result<string, CommandError> =>
+  PATTERNS[kind].test(value) ? ok(value) : fail(field, `not a valid ${kind}`)
+
+/** A contact as `sofia_contact` returns it: `sofia/<profile>/sip:user@host:port;params`. */
+const CONTACT = /^sofia\/[A-Za-z0-9._-]{1,64}\/sips?:[A-Za-z0-9._~%!*+=;:@/<>?&[\]-]{1,480}$/
+
+/** Validates one contact returned by sofia_contact before it is used as a leg's endpoint. */
+export function checkContact(contact: string, field = 'contact'): Result<string, CommandError> {
+  if (!CONTACT.test(contact)) return fail(field, 'not a sofia contact in the safe alphabet')
+  // `:_:` anywhere makes the whole originate an enterprise originate (switch_ivr_originate.c).
+  if (contact.includes(':_:')) return fail(field, 'contains the enterprise delimiter ":_:"')
+  if (/origination_nested_vars/i.test(contact)) return fail(field, 'names origination_nested_vars')
+  return ok(contact)
+}
+
+export type Endpoint =
+  /** A registered terminal, as returned by sofia_contact. */
+  | { readonly kind: 'contact'; readonly contact: string }
+  /** A PSTN number through a gateway: `sofia/gateway/<gateway>/<number>`. */
+  | { readonly kind: 'gateway'; readonly gateway: string; readonly number: string }
+  /** `user/<name>@<domain>` (forks inside one leg when the user has several terminals: avoid). */
+  | { readonly kind: 'user'; readonly user: string; readonly domain: string }
+
+export interface OriginateLeg {
+  /** Pre-assigned channel UUID (`[origination_uuid=...]`: in `{}` it would reach one leg only). */
+  readonly uuid: string
+  readonly endpoint: Endpoint
+  /** Variables of this leg only (`[...]`). */
+  readonly vars?: Readonly<Record<string, string>>
+  /** Adds the SIP auto-answer headers to this leg; `host` goes into the header URIs. */
+  readonly autoAnswer?: { readonly host: string }
+}
+
+export type OriginateTarget =
+  /** The answered leg runs `<extension> XML <context>` (the daemon's xml_curl dialplan). */
+  | { readonly kind: 'dialplan'; readonly extension: string; readonly context: string }
+  /** The answered leg is parked (`&park()`). */
+  | { readonly kind: 'park' }
+
+export interface OriginateSpec {
+  /** Rung together (`,`): the first to answer wins, FreeSWITCH hangs up the others (LOSE_RACE). */
+  readonly legs: readonly OriginateLeg[]
+  /** Variables of every leg (`{...}`). */
+  readonly vars?: Readonly<Record<string, string>>
+  /** Free text shown as caller name: neutralised (neutraliseCallerName) and quoted. */
+  readonly callerIdName?: string
+  readonly callerIdNumber?: string
+  /** originate_timeout, seconds (a `{}` variable; leg_timeout would only work per leg). */
+  readonly timeoutSec: number
+  readonly target: OriginateTarget
+}
+
+/** Variables this module writes itself; a caller may not set them (or turn off the `${` check). */
+const RESERVED_VARS = new Set([
+  'origination_uuid',
+  'origination_caller_id_name',
+  'origination_caller_id_number',
+  'originate_timeout',
+  'ignore_early_media',
+  'origination_nested_vars',
+  'sip_h_call-info',
+  'sip_h_alert-info',
+])
+
+function formatVars(field: string, vars: Readonly<Record<string, string>> | undefined): Result<string[], CommandError> {
+  const out: string[] = []
+  for (const [name, value] of Object.entries(vars ?? {})) {
+    if (!PATTERNS.varName.test(name)) return fail(`${field}.${name}`, 'not a valid variable name')
+    if (RESERVED_VARS.has(name.toLowerCase())) return fail(`${field}.${name}`, 'is set by the command builder itself')
+    if (!PATTERNS.token.test(value)) return fail(`${field}.${name}`, 'value outside the safe alphabet')
+    if (value === '') continue
+    out.push(`${name}=${value}`)
+  }
+  return ok(out)
+}
+
+/**
+ * Characters kept in a caller id name. Everything else (`, | { } [ ] < > ^ ' " \ $ = : ; ~` and
+ * control characters) becomes a space: none of them can then open a leg, a variable, a quote,
+ * an escape or an expansion. `:` goes so that `:_:` cannot be formed.
+ */
+const NAME_SAFE = /[A-Za-z0-9 .+\-_@#*/!?%&()]/
+
+/** The caller id name as it will be shown: unsafe characters blanked, spaces collapsed, 64 max. */
+export function neutraliseCallerName(text: string): string {
+  let out = ''
+  for (const ch of text) out += NAME_SAFE.test(ch) ? ch : ' '
+  return out.replace(/ +/g, ' ').trim().slice(0, 64).trim()
+}
+
+/**
+ * `'...'` quoting survives the blank split of originate_function (cleanup_separated_string
+ * strips the quotes), leaving a plain value with spaces inside `{}`, where a space is no delimiter.
+ */
+const quoteIfSpaced = (v: string): string => (v.includes(' ') ? `'${v}'` : v)
+
+function formatEndpoint(field: string, e: Endpoint): Result<string, CommandError> {
+  switch (e.kind) {
+    case 'contact':
+      return checkContact(e.contact, `${field}.contact`)
+    case 'gateway': {
+      const g = check('gateway', `${field}.gateway`, e.gateway)
+      if (!g.ok) return g
+      const n = check('number', `${field}.number`, e.number)
+      if (!n.ok) return n
+      return ok(`sofia/gateway/${g.value}/${n.value}`)
+    }
+    case 'user': {
+      const u = check('userName', `${field}.user`, e.user)
+      if (!u.ok) return u
+      const d = check('domain', `${field}.domain`, e.domain)
+      if (!d.ok) return d
+      return ok(`user/${u.value}@${d.value}`)
+    }
+  }
+}
+
+/**
+ * The auto-answer headers common phones honour (DESIGN.md "auto_answer"): Call-Info
+ * answer-after=0 (Snom, Yealink, Grandstream, Cisco SPA, Gigaset...; the same header mod_sofia
+ * writes for sip_auto_answer=true, mod_sofia.c sofia_outgoing_channel) and Alert-Info
+ * info=alert-autoanswer (Polycom, Aastra, Yealink). `sip_h_<Name>` variables become SIP headers
+ * of the INVITE of that leg.
+ */
+function autoAnswerVars(field: string, host: string): Result<string[], CommandError> {
+  const h = check('domain', `${field}.autoAnswer.host`, host)
+  if (!h.ok) return h
+  return ok([`sip_h_Call-Info=<sip:${h.value}>;answer-after=0`, `sip_h_Alert-Info=<sip:${h.value}>;info=alert-autoanswer;delay=0`])
+}
+
+const brand = (text: string): EslCommand => text as EslCommand
+
+/** `originate {global}[leg1]ep1,[leg2]ep2 <target>` (one originate; legs rung together). */
+export function originate(spec: OriginateSpec): Result<EslCommand, CommandError> {
+  if (spec.legs.length === 0) return fail('legs', 'at least one leg')
+  if (spec.legs.length > 128) return fail('legs', 'at most 128 legs')
+  if (!Number.isInteger(spec.timeoutSec) || spec.timeoutSec < 1 || spec.timeoutSec > 3600) {
+    return fail('timeoutSec', 'must be a whole number of seconds from 1 to 3600')
+  }
+  const globals: string[] = [`originate_timeout=${spec.timeoutSec}`, 'ignore_early_media=true']
+  if (spec.callerIdName !== undefined) {
+    const name = neutraliseCallerName(spec.callerIdName)
+    if (name !== '') globals.push(`origination_caller_id_name=${quoteIfSpaced(name)}`)
+  }
+  if (spec.callerIdNumber !== undefined) {
+    const n = check('number', 'callerIdNumber', spec.callerIdNumber)
+    if (!n.ok) return n
+    globals.push(`origination_caller_id_number=${n.value}`)
+  }
+  const gv = formatVars('vars', spec.vars)
+  if (!gv.ok) return gv
+  globals.push(...gv.value)
+
+  const seen = new Set<string>()
+  const legs: string[] = []
+  for (const [i, leg] of spec.legs.entries()) {
+    const field = `legs[${i}]`
+    const u = check('uuid', `${field}.uuid`, leg.uuid)
+    if (!u.ok) return u
+    if (seen.has(u.value.toLowerCase())) return fail(`${field}.uuid`, 'used by another leg')
+    seen.add(u.value.toLowerCase())
+    const ep = formatEndpoint(`${field}.endpoint`, leg.endpoint)
+    if (!ep.ok) return ep
+    const lv = formatVars(`${field}.vars`, leg.vars)
+    if (!lv.ok) return lv
+    const legVars = [`origination_uuid=${u.value}`, ...lv.value]
+    if (leg.autoAnswer !== undefined) {
+      const aa = autoAnswerVars(field, leg.autoAnswer.host)
+      if (!aa.ok) return aa
+      legVars.push(...aa.value)
+    }
+    legs.push(`[${legVars.join(',')}]${ep.value}`)
+  }
+
+  let target: string
+  if (spec.target.kind === 'park') {
+    target = '&park()'
+  } else {
+    const x = check('extension', 'target.extension', spec.target.extension)
+    if (!x.ok) return x
+    const c = check('domain', 'target.context', spec.target.context)
+    if (!c.ok) return c
+    target = `${x.value} XML ${c.value}`
+  }
+  const text = `originate {${globals.join(',')}}${legs.join(',')} ${target}`
+  // Belt and braces: whatever was validated above, these may never reach FreeSWITCH.
+  if (CONTROL.test(text) || text.includes('$') || text.includes(':_:') || /origination_nested_vars=true/i.test(text)) {
+    return fail('originate', 'produced unsafe text')
+  }
+  return ok(brand(text))
+}
+
+/** `sofia_contact <profile>/<user>@<domain>` (profile `*`: every profile): the comma list of registered contacts. */
+export function sofiaContact(user: string, domain: string, profile = '*'): Result<EslCommand, CommandError> {
+  const u = check('userName', 'user', user)
+  if (!u.ok) return u
+  const d = check('domain', 'domain', domain)
+  if (!d.ok) return d
+  if (profile !== '*' && !PATTERNS.gateway.test(profile)) return fail('profile', 'not a valid profile name')
+  return ok(brand(`sofia_contact ${profile}/${u.value}@${d.value}`))
+}
+
+/** `uuid_kill <uuid> [cause]` (mod_commands.c kill_function). */
+export function uuidKill(uuid: string, cause?: string): Result<EslCommand, CommandError> {
+  const u = check('uuid', 'uuid', uuid)
+  if (!u.ok) return u
+  if (cause === undefined) return ok(brand(`uuid_kill ${u.value}`))
+  const c = check('cause', 'cause', cause)
+  if (!c.ok) return c
+  return ok(brand(`uuid_kill ${u.value} ${c.value}`))
+}
+
+/** `uuid_bridge <a> <b>` (one of the two must be answered). */
+export function uuidBridge(a: string, b: string): Result<EslCommand, CommandError> {
+  const x = check('uuid', 'a', a)
+  if (!x.ok) return x
+  const y = check('uuid', 'b', b)
+  if (!y.ok) return y
+  return ok(brand(`uuid_bridge ${x.value} ${y.value}`))
+}
+
+/** `uuid_transfer <uuid> <extension> XML <context>` (mod_commands.c transfer_function). */
+export function uuidTransfer(uuid: string, extension: string, context: string): Result<EslCommand, CommandError> {
+  const u = check('uuid', 'uuid', uuid)
+  if (!u.ok) return u
+  const x = check('extension', 'extension', extension)
+  if (!x.ok) return x
+  const c = check('domain', 'context', context)
+  if (!c.ok) return c
+  return ok(brand(`uuid_transfer ${u.value} ${x.value} XML ${c.value}`))
+}
+
+/** `uuid_park <uuid>`: FreeSWITCH has it (mod_commands.c park_function, "Park channel"). */
+export function uuidPark(uuid: string): Result<EslCommand, CommandError> {
+  const u = check('uuid', 'uuid', uuid)
+  if (!u.ok) return u
+  return ok(brand(`uuid_park ${u.value}`))
+}
+
+/** `uuid_setvar <uuid> <name> <value>` (value in the token alphabet; empty unsets). */
+export function uuidSetVar(uuid: string, name: string, value: string): Result<EslCommand, CommandError> {
+  const u = check('uuid', 'uuid', uuid)
+  if (!u.ok) return u
+  const n = check('varName', 'name', name)
+  if (!n.ok) return n
+  if (n.value.toLowerCase() === 'origination_nested_vars') return fail('name', 'may not be set')
+  const v = check('token', 'value', value)
+  if (!v.ok) return v
+  return ok(brand(v.value === '' ? `uuid_setvar ${u.value} ${n.value}` : `uuid_setvar ${u.value} ${n.value} ${v.value}`))
+}
+
+/** `uuid_getvar <uuid> <name>`: the value, or `_undef_` (mod_commands.c uuid_getvar_function). */
+export function uuidGetVar(uuid: string, name: string): Result<EslCommand, CommandError> {
+  const u = check('uuid', 'uuid', uuid)
+  if (!u.ok) return u
+  const n = check('varName', 'name', name)
+  if (!n.ok) return n
+  return ok(brand(`uuid_getvar ${u.value} ${n.value}`))
+}
+
+/** `hupall <cause> <var> <value>`: hangs up every channel whose variable has that value. */
+export function hupall(cause: string, variable: string, value: string): Result<EslCommand, CommandError> {
+  const c = check('cause', 'cause', cause)
+  if (!c.ok) return c
+  const n = check('varName', 'variable', variable)
+  if (!n.ok) return n
+  // An empty value would make hupall_api_function skip the pair and hang up EVERY channel.
+  if (value === '') return fail('value', 'must not be empty')
+  const v = check('token', 'value', value)
+  if (!v.ok) return v
+  return ok(brand(`hupall ${c.value} ${n.value} ${v.value}`))
+}
+
+/** `show channels as json` (capture 03: `{"row_count":N,"rows":[...]}`). */
+export const showChannelsJson = (): Result<EslCommand, CommandError> => ok(brand('show channels as json'))
+
+/** `status`: the cheap liveness probe. */
+export const status = (): Result<EslCommand, CommandError> => ok(brand('status'))
+
+/**
+ * A dialplan application for `sendmsg <uuid>` / `execute`. The name travels in a header line,
+ * the argument in the message body; FreeSWITCH expands `${...}` in the argument when it runs
+ * the application, so `$` is refused, as are control characters.
+ */
+export function app(name: string, arg = ''): Result<EslApp, CommandError> {
+  const n = check('appName', 'name', name)
+  if (!n.ok) return n
+  if (arg.length > 4096) return fail('arg', 'longer than 4096 characters')
+  if (CONTROL.test(arg)) return fail('arg', 'contains a control character')
+  if (arg.includes('$')) return fail('arg', 'contains "$" (FreeSWITCH would expand ${...})')
+  return ok({ app: n.value, arg } as EslApp)
+}
+
+/**
+ * end_user → `cod_end_user`: JSON of the known fields, percent-encoded byte by byte except
+ * `A-Z a-z 0-9 . _ -` (stricter than encodeURIComponent, which keeps `'` `(` `)` `!` `*` `~`).
+ * The result is always in the token alphabet.
+ */
+export function encodeEndUser(endUser: EndUser): string {
+  const picked: Record<string, string> = {}
+  for (const k of END_USER_FIELDS) {
+    const v = endUser[k]
+    if (v !== undefined) picked[k] = v
+  }
+  const bytes = Buffer.from(JSON.stringify(picked), 'utf8')
+  let out = ''
+  for (const b of bytes) {
+    const c = String.fromCharCode(b)
+    out += /[A-Za-z0-9._-]/.test(c) ? c : `%${b.toString(16).toUpperCase().padStart(2, '0')}`
+  }
+  return out
+}
+
+/** Reads `cod_end_user` back (dialplan documents, CTI). Unknown keys and non-strings are dropped. */
+export function decodeEndUser(encoded: string): Result<EndUser, string> {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(decodeURIComponent(encoded))
+  } catch {
+    return err('not percent-encoded JSON')
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return err('not a JSON object')
+  const out: Record<string, string> = {}
+  for (const k of END_USER_FIELDS) {
+    const v = (parsed as Record<string, unknown>)[k]
+    if (typeof v === 'string') out[k] = v
+  }
+  return ok(out as EndUser)
+}
