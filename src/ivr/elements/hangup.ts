@@ -1,0 +1,24 @@
+/**
+ * `<Hangup reason>`: ends the call with `uuid_kill <uuid> <cause>`: rejected → CALL_REJECTED,
+ * busy → USER_BUSY, none → NORMAL_CLEARING. On a call not answered yet this is a rejection
+ * (mod_sofia answers an unanswered INVITE with the cause's SIP status: 603 for CALL_REJECTED,
+ * 486 for USER_BUSY); nothing here answers first.
+ */
+import type { Hangup, HangupReason } from '../document/types.js'
+import type { ElementModule } from './types.js'
+
+export const HANGUP_CAUSES: Readonly<Record<HangupReason, string>> = {
+  rejected: 'CALL_REJECTED',
+  busy: 'USER_BUSY',
+}
+
+export const hangup: ElementModule<Hangup> = {
+  name: 'Hangup',
+  async run(el, ctx) {
+    const reason = ctx.optional(el.reason)
+    if (!reason.ok) return reason.error
+    const cause = reason.value === undefined ? 'NORMAL_CLEARING' : HANGUP_CAUSES[reason.value]
+    await ctx.hangup(cause)
+    return { kind: 'end', hangup: false, reason: `Hangup ${cause}` }
+  },
+}

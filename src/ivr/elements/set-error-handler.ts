@@ -1,0 +1,18 @@
+/**
+ * `<SetErrorHandler>Section</SetErrorHandler>`: from now on a runtime error (missing file,
+ * failed fetch, a template that gives a wrong value...) continues in that Section instead of
+ * ending the call. The handler belongs to the document: a new document starts without one.
+ */
+import type { SetErrorHandler } from '../document/types.js'
+import { NEXT, runtimeError, type ElementModule } from './types.js'
+
+export const setErrorHandler: ElementModule<SetErrorHandler> = {
+  name: 'SetErrorHandler',
+  async run(el, ctx) {
+    const name = ctx.value(el.section)
+    if (!name.ok) return name.error
+    if (!ctx.document.sections.has(name.value)) return runtimeError(`SetErrorHandler: there is no Section named ${JSON.stringify(name.value)}`)
+    ctx.setErrorHandler(name.value)
+    return NEXT
+  },
+}

@@ -1,0 +1,116 @@
+/**
+ * `<Transfer callingNumber failureAction answerTimeout>target</Transfer>`: connects the call to
+ * a user, group, extension, DID or PSTN number of the domain, dialling exactly what the
+ * daemon's dialplan dials for that destination: the actions come from the xml_curl route
+ * builders (xmlcurl/routes.ts routeActions) and run on the channel one by one (sendmsg
+ * execute), so the variables, exports, ringback, hunt order and timeouts are the dialplan's.
+ *
+ * Differences, on purpose:
+ * - `call_timeout=<answerTimeout>` comes first (switch_ivr_originate reads call_timeout of the
+ *   calling channel), and a group's hunt is bounded by answerTimeout as well as by its own
+ *   answer_timeout / member_answer_timeout;
+ * - the dialplan's final `hangup ${originate_disposition}` is not run: a failed transfer goes on
+ *   in the document (`continue_on_fail=true` from the route builders keeps the channel up,
+ *   switch_channel.c switch_channel_handle_cause), with `TransferFailureReason` set from the
+ *   cause the bridge left in `originate_failed_cause` (mod_dptools.c audio_bridge_function) /
+ *   `originate_disposition` (switch_ivr_originate.c), mapped as the API's callbacks map causes;
+ * - an extension bound to an XML URL is what the dialplan hands to the IVR runner: here its
+ *   document simply replaces this one.
+ *
+ * A bridge that connected shows as a CHANNEL_BRIDGE on the channel (captures 18, 19) or as
+ * originate_disposition SUCCESS; `hangup_after_bridge=true` makes FreeSWITCH hang the call up
+ * when the connected call ends, so the session ends without hanging up itself.
+ */
+import { errorIdOfCause } from '../../origination/outcome.js'
+import { app } from '../../pbx/commands.js'
+import { routeActions, type Action, type RouteTarget } from '../../xmlcurl/routes.js'
+import type { Transfer } from '../document/types.js'
+import { EXEC_TIMEOUT_MS, NEXT, runtimeError, type ElementModule } from './types.js'
+
+export type TransferFailureReason = 'busy' | 'no_answer' | 'rejected' | 'not_registered' | 'failed'
+
+/** The TransferFailureReason of a bridge's cause (origination/outcome.ts; a cancel is a plain failure). */
+export function failureReason(cause: string): TransferFailureReason {
+  const id = errorIdOfCause(cause)
+  return id === 'cancelled' ? 'failed' : id
+}
+
+/** The cause FreeSWITCH gives when there was nothing to dial (a group without members). */
+const NOTHING_TO_DIAL = 'NO_ROUTE_DESTINATION'
+
+export const transfer: ElementModule<Transfer> = {
+  name: 'Transfer',
+  async run(el, ctx) {
+    const target = ctx.value(el.target)
+    if (!target.ok) return target.error
+    const callingNumber = ctx.optional(el.callingNumber)
+    if (!callingNumber.ok) return callingNumber.error
+    const answerTimeout = ctx.value(el.answerTimeout)
+    if (!answerTimeout.ok) return answerTimeout.error
+    const failureAction = ctx.optional(el.failureAction)
+    if (!failureAction.ok) return failureAction.error
+
+    const domain = ctx.domain
+    if (callingNumber.value !== undefined && !domain.mayPresent(callingNumber.value)) {
+      return runtimeError(`Transfer callingNumber ${JSON.stringify(callingNumber.value)} is not one of the calling numbers of ${domain.name}`)
+    }
+    const match = domain.resolveDestination(target.value)
+    if (match === undefined) {
+      return runtimeError(`Transfer: ${JSON.stringify(target.value)} is no user, group, extension, DID or number of ${domain.name}`)
+    }
+    if (match.kind === 'extension') return ctx.loadDocument([match.extension.xml_url], 'POST')
+
+    const timeout = answerTimeout.value
+    let route: RouteTarget
+    switch (match.kind) {
+      case 'user':
+        route = match
+        break
+      case 'group':
+        route = {
+          kind: 'group',
+          group: {
+            ...match.group,
+            answer_timeout: Math.min(match.group.answer_timeout, timeout),
+            member_answer_timeout: Math.min(match.group.member_answer_timeout, timeout),
+          },
+        }
+        break
+      case 'pstn':
+        route = { kind: 'pstn', number: match.number }
+        break
+    }
+    const leg = callingNumber.value === undefined ? ctx.leg() : { ...ctx.leg(), callingNumber: callingNumber.value }
+    let actions: Action[]
+    try {
+      actions = routeActions(domain, leg, route)
+    } catch (e) {
+      // safe() refused a value: never expected from directory records, but never dialled either.
+      return runtimeError(`Transfer: ${e instanceof Error ? e.message : String(e)}`)
+    }
+    const steps: Action[] = [{ app: 'set', data: `call_timeout=${timeout}` }, ...actions.filter((a) => a.app !== 'hangup')]
+
+    let lastCause = NOTHING_TO_DIAL
+    for (const step of steps) {
+      const isBridge = step.app === 'bridge'
+      const bridgesBefore = ctx.bridges()
+      const done = await ctx.exec(app(step.app, step.data ?? ''), isBridge ? EXEC_TIMEOUT_MS.bridge : EXEC_TIMEOUT_MS.short)
+      if (!done.ok) return done.error
+      if (!isBridge) continue
+      const disposition = done.value.variable_originate_disposition ?? ''
+      if (ctx.bridges() > bridgesBefore || disposition.toUpperCase() === 'SUCCESS') {
+        return { kind: 'end', hangup: false, reason: `Transfer to ${target.value} connected` }
+      }
+      lastCause = done.value.variable_originate_failed_cause ?? (disposition !== '' ? disposition : 'NORMAL_TEMPORARY_FAILURE')
+    }
+
+    const reason = failureReason(lastCause)
+    ctx.setTransferFailureReason(reason)
+    ctx.log.info({ target: target.value, cause: lastCause, reason }, 'ivr Transfer failed')
+    const action = failureAction.value
+    if (action === undefined) return NEXT
+    if (action.kind === 'urls') return ctx.loadDocument(action.urls, 'POST')
+    if (!ctx.document.sections.has(action.name)) return runtimeError(`Transfer failureAction: there is no Section named ${JSON.stringify(action.name)}`)
+    return { kind: 'goto', section: action.name }
+  },
+}
