@@ -62,12 +62,36 @@ async function nextDigit(core: SwitchCore, s: Session, seconds: number, signal: 
   return d
 }
 
+/** Far ends whose configured `dtmf` has been started (each sends its digits once per call). */
+const dtmfStarted = new WeakSet<Session>()
+
+/**
+ * A terminal or PSTN number with `dtmf: "12#"` in its sim behaviour presses those digits once
+ * the call is answered and a digit collection runs: one by one, 200 ms apart (scaled), as
+ * RFC 2833 DTMF that FreeSWITCH queues on the channel (digits arriving between collections
+ * wait in the queue for the next one, as switch_channel_queue_dtmf does).
+ */
+function startFarEndDtmf(core: SwitchCore, s: Session): void {
+  const digits = s.farEnd?.dtmf
+  if (digits === undefined || dtmfStarted.has(s) || !s.answered) return
+  dtmfStarted.add(s)
+  const never = new AbortController().signal
+  void (async () => {
+    for (const d of digits) {
+      await wait(core, 0.2, never)
+      if (!s.up) return
+      core.receiveDtmf(s, d)
+    }
+  })()
+}
+
 /**
  * play_and_get_digits <min> <max> <tries> <timeout ms> <terminators> <file> <invalid file>
  * <var> <regexp> [<digit timeout ms>]: prompts take PROMPT_SEC; digits come from DTMF received
  * (Simulator.sendDtmf). The result goes into <var> (empty when nothing valid was entered).
  */
 async function playAndGetDigits(core: SwitchCore, s: Session, arg: string, signal: AbortSignal): Promise<void> {
+  startFarEndDtmf(core, s)
   const a = separateString(arg, ' ')
   const min = parseInt(a[0] ?? '1', 10) || 1
   const max = parseInt(a[1] ?? '1', 10) || 1

@@ -1,0 +1,187 @@
+/**
+ * The composition root: builds every part of DESIGN.md's picture and wires them together.
+ * main.ts (signals, arguments), the demo, the end-to-end tests and the benchmarks all start the
+ * daemon through here, so they exercise exactly what operators run.
+ */
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { ConfigStore } from './config/store.js'
+import type { Logger } from './util/logger.js'
+import { createLogger } from './util/logger.js'
+import { createApp } from './api/app.js'
+import { connectPbx } from './pbx/connection.js'
+import { createEngine } from './origination/engine.js'
+import { CallbackDispatcher } from './callbacks/dispatcher.js'
+import { xmlCurlRouter } from './xmlcurl/router.js'
+import { createCti } from './cti/index.js'
+import { Simulator } from './sim/index.js'
+import type { PbxClient } from './pbx/types.js'
+import { createIvrRunner, acceptIvrDocument, type IvrRunner } from './ivr/runner/index.js'
+import { createFetcher } from './ivr/fetch/fetcher.js'
+import { parseCidrList } from './ivr/fetch/address-guard.js'
+import type { OriginationEngine } from './origination/plan.js'
+import { err, ok, type Result } from './util/result.js'
+
+export interface DaemonOptions {
+  /** Path of daemon.yaml. */
+  configFile: string
+  logger?: Logger
+  /** Listen on these instead of the configured ports (tests and the demo use 0: any free port). */
+  httpPort?: number
+  /** Simulator mode: port of the built-in simulator (0 = any free port). */
+  simulatorPort?: number
+  /** Simulator mode: multiply every simulated delay (tests use small values). */
+  simulatorTimeScale?: number
+}
+
+export interface Daemon {
+  readonly store: ConfigStore
+  readonly logger: Logger
+  readonly pbx: PbxClient
+  /** The built-in simulator, in simulator mode. */
+  readonly simulator: Simulator | undefined
+  readonly httpPort: number
+  readonly baseUrl: string
+  /** Loads the configuration again (SIGHUP); on failure the running one stays. */
+  reload(): Promise<Result<void, string[]>>
+  /** Graceful stop (SIGTERM): no new requests, pending callbacks delivered or spooled. */
+  stop(): Promise<void>
+}
+
+const listen = (server: Server, port: number, host: string): Promise<number> =>
+  new Promise((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(port, host, () => {
+      server.off('error', reject)
+      resolve((server.address() as AddressInfo).port)
+    })
+  })
+
+export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, string[]>> {
+  const opened = await ConfigStore.open(opts.configFile)
+  if (!opened.ok) return err(opened.error)
+  const store = opened.value
+  const cfg = store.current().config.daemon
+  const logger = opts.logger ?? createLogger(cfg.log.level)
+  const runtime = () => store.current()
+
+  const server = createServer()
+  // The HTTP port must be known before the simulator starts: it fetches dialplans from us.
+  const httpPort = await listen(server, opts.httpPort ?? cfg.http.port, cfg.http.host)
+  const baseUrl = `http://${cfg.http.host.includes(':') ? `[${cfg.http.host}]` : cfg.http.host}:${httpPort}`
+
+  let simulator: Simulator | undefined
+  let eslPort = cfg.freeswitch.port
+  if (cfg.freeswitch.mode === 'simulator') {
+    simulator = new Simulator({
+      domains: store.current().config.domains,
+      password: cfg.freeswitch.password,
+      sipProfile: cfg.freeswitch.sip_profile,
+      xmlCurl: {
+        url: `${baseUrl}${cfg.xml_curl.path}/xml_curl`,
+        username: cfg.xml_curl.username,
+        password: cfg.xml_curl.password,
+      },
+      logger: logger.child({ part: 'sim' }),
+      timeScale: opts.simulatorTimeScale ?? 1,
+    })
+    eslPort = await simulator.listen(opts.simulatorPort ?? cfg.freeswitch.port, cfg.freeswitch.host)
+    logger.info({ port: eslPort }, 'built-in FreeSWITCH simulator listening')
+  }
+
+  const pbx = connectPbx({
+    host: cfg.freeswitch.host,
+    port: eslPort,
+    password: cfg.freeswitch.password,
+    logger: logger.child({ part: 'pbx' }),
+    commandTimeoutMs: cfg.freeswitch.command_timeout_ms,
+  })
+
+  const callbacks = new CallbackDispatcher({
+    settings: () => store.current().config.daemon.callbacks,
+    secretFor: (domain) => store.current().directory.domain(domain)?.config.callback_secret,
+    logger: logger.child({ part: 'callbacks' }),
+  })
+  await callbacks.start()
+
+  const engine = createEngine({
+    pbx,
+    runtime,
+    callbacks,
+    logger: logger.child({ part: 'engine' }),
+    sipProfile: cfg.freeswitch.sip_profile,
+    huntConcurrency: cfg.hunt.concurrency_per_domain,
+    commandTimeoutMs: cfg.freeswitch.command_timeout_ms,
+    // Under a sped-up simulator the engine's own timers (hunt budget, watchdog) must follow.
+    ...(simulator !== undefined ? { timeScale: opts.simulatorTimeScale ?? 1 } : {}),
+  })
+
+  // fetch_allow was validated when the configuration loaded; a later reload needs a restart here.
+  const allow = parseCidrList(cfg.ivr.fetch_allow)
+  const fetcher = createFetcher({
+    allow: allow.ok ? allow.value : [],
+    logger: logger.child({ part: 'ivr-fetch' }),
+    accept: acceptIvrDocument,
+  })
+  const ivr = createIvrRunner({ pbx, runtime, fetcher, logger: logger.child({ part: 'ivr' }) })
+
+  const cti = createCti({ runtime, pbx, logger: logger.child({ part: 'cti' }) })
+  const app = createApp({
+    runtime,
+    engine: registeringIvrSources(engine, ivr),
+    health: pbx,
+    logger: logger.child({ part: 'api' }),
+    routers: [xmlCurlRouter({ runtime, logger: logger.child({ part: 'xml_curl' }), ivr }), cti.router],
+  })
+  server.on('request', app.callback())
+  cti.attach(server)
+
+  store.onReload((r) => simulator?.setDomains(r.config.domains))
+
+  let stopping: Promise<void> | undefined
+  const stop = () => {
+    stopping ??= (async () => {
+      logger.info('stopping: no new requests; delivering pending callbacks')
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+      server.closeIdleConnections()
+      await cti.close()
+      await engine.close()
+      await ivr.close()
+      const flushed = await callbacks.shutdown(10_000)
+      logger.info(flushed, 'callbacks flushed')
+      await pbx.close()
+      await simulator?.close()
+      server.closeAllConnections()
+      await closed
+      logger.info('stopped')
+    })()
+    return stopping
+  }
+
+  const reload = async (): Promise<Result<void, string[]>> => {
+    const r = await store.reload()
+    if (!r.ok) {
+      logger.error({ problems: r.error }, 'configuration reload refused; the running configuration stays')
+      return err(r.error)
+    }
+    logger.info({ domains: r.value.config.domains.map((d) => d.name) }, 'configuration reloaded')
+    return ok(undefined)
+  }
+
+  logger.info({ url: baseUrl, mode: cfg.freeswitch.mode }, 'daemon listening')
+  return ok({ store, logger, pbx, simulator, httpPort, baseUrl, reload, stop })
+}
+
+/**
+ * An `xml_url:` destination's document must be known to the IVR runner before the leg is
+ * originated: the dialplan hands the answered leg over under the request id, and the
+ * xml_curl router accepts that key only if the runner holds it.
+ */
+function registeringIvrSources(engine: OriginationEngine, ivr: IvrRunner): OriginationEngine {
+  return {
+    originate(plan) {
+      if (plan.destination.kind === 'ivr') ivr.register(plan.domain, plan.requestId, plan.destination.source)
+      return engine.originate(plan)
+    },
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * The whole daemon on the built-in simulator, over real sockets, as operators run it:
+ * startDaemon with the shipped configuration (ports 0, simulated time sped up), a local
+ * callback receiver, and small helpers to call the API and wait for things to happen.
+ */
+import { createServer, type IncomingHttpHeaders } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { startDaemon, type Daemon } from '../../src/daemon.js'
+import { silentLogger } from '../../src/util/logger.js'
+
+export interface ReceivedCallback {
+  readonly body: unknown
+  readonly headers: IncomingHttpHeaders
+}
+
+export interface Harness {
+  readonly daemon: Daemon
+  readonly callbackUrl: string
+  readonly callbacks: ReceivedCallback[]
+  post(operation: string, body: unknown, auth?: string): Promise<{ status: number; body: Record<string, unknown> }>
+  waitFor<T>(what: string, probe: () => T | undefined | false, timeoutMs?: number): Promise<T>
+  close(): Promise<void>
+}
+
+export const DEMO_AUTH = `Basic ${Buffer.from('example.test:demo-token-example-test').toString('base64')}`
+
+export async function startHarness(opts: { configFile?: string; timeScale?: number } = {}): Promise<Harness> {
+  const callbacks: ReceivedCallback[] = []
+  const receiver = createServer((req, res) => {
+    let text = ''
+    req.on('data', (c: Buffer) => (text += c.toString()))
+    req.on('end', () => {
+      callbacks.push({ body: JSON.parse(text) as unknown, headers: req.headers })
+      res.writeHead(204).end()
+    })
+  })
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r))
+  const callbackUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/cb`
+
+  const started = await startDaemon({
+    configFile: opts.configFile ?? 'conf/daemon.yaml',
+    logger: silentLogger(),
+    httpPort: 0,
+    simulatorPort: 0,
+    simulatorTimeScale: opts.timeScale ?? 0.05,
+  })
+  if (!started.ok) throw new Error(started.error.join('\n'))
+  const daemon = started.value
+
+  const waitFor = async <T>(what: string, probe: () => T | undefined | false, timeoutMs = 5000): Promise<T> => {
+    const deadline = Date.now() + timeoutMs
+    for (;;) {
+      const v = probe()
+      if (v !== undefined && v !== false) return v
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+      await new Promise((r) => setTimeout(r, 20))
+    }
+  }
+  await waitFor('the ESL connection', () => daemon.pbx.isConnected())
+
+  return {
+    daemon,
+    callbackUrl,
+    callbacks,
+    waitFor,
+    async post(operation, body, auth = DEMO_AUTH) {
+      const res = await fetch(`${daemon.baseUrl}/api/${operation}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: auth },
+        body: JSON.stringify(body),
+      })
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> }
+    },
+    async close() {
+      await daemon.stop()
+      await new Promise<void>((r) => receiver.close(() => r()))
+    },
+  }
+}
