@@ -19,6 +19,8 @@ const CAUSE_IDS: Readonly<Record<string, CallErrorId>> = {
   // originate_timeout expired (capture 10) / SIP 480 (capture 13)
   NO_ANSWER: 'no_answer',
   NO_USER_RESPONSE: 'no_answer',
+  // a per-leg leg_timeout expired (switch_ivr_originate.c: ALLOTTED_TIMEOUT for leg timeouts)
+  ALLOTTED_TIMEOUT: 'no_answer',
   // SIP 486 / 600 (capture 11)
   USER_BUSY: 'busy',
   // SIP 603 / 403 (capture 12)

@@ -21,7 +21,9 @@ const parser = new XMLParser({
   parseTagValue: false,
   trimValues: true,
   processEntities: true,
-  htmlEntities: false,
+  // FreeSWITCH's XML parser decodes numeric character references (switch_xml.c
+  // switch_xml_decode: `&#36;` is how documents write a `$` its preprocessor must not see).
+  htmlEntities: true,
   ignoreDeclaration: true,
   ignorePiTags: true,
 })

@@ -165,9 +165,10 @@ export function routeActions(domain: DomainDirectory, leg: LegContext, target: R
       )
       break
     }
+    // No `answer` here: the IVR runner answers before the first prompt, so a document whose
+    // first element is <Hangup> can still reject an unanswered inbound call (ivr-xml.md).
     case 'extension':
       actions.push(
-        { app: 'answer' },
         set(IVR_VARS.url, pct(target.xmlUrl)),
         set(IVR_VARS.extension, target.number),
         ...(leg.requestId !== undefined ? [set(IVR_VARS.request, leg.requestId)] : []),
@@ -175,7 +176,7 @@ export function routeActions(domain: DomainDirectory, leg: LegContext, target: R
       )
       break
     case 'ivr':
-      actions.push({ app: 'answer' }, set(IVR_VARS.request, target.key), { app: 'park' })
+      actions.push(set(IVR_VARS.request, target.key), { app: 'park' })
       break
   }
   return actions

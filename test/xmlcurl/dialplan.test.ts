@@ -96,10 +96,9 @@ t.test('huntPlan splits the budget and drops members left without time', async (
   t.same(huntPlan([], 15, 60), [])
 })
 
-t.test('originated leg to an extension bound to an XML URL: answer, IVR variables, park', async (t) => {
+t.test('originated leg to an extension bound to an XML URL: IVR variables, park (the runner answers)', async (t) => {
   t.same(actionsOf(xmlOf(originatedLeg({ cod_dest_kind: 'extension', cod_dest_value: '3001' }))), [
     ...ORIGINATED_PRELUDE,
-    'answer',
     'set cod_ivr_url=https%3A%2F%2Fivr.example.test%2Fmenu%3Fa%3D1%26b%3D2',
     'set cod_ivr_extension=3001',
     'set cod_ivr_request=req-0001',
@@ -108,14 +107,14 @@ t.test('originated leg to an extension bound to an XML URL: answer, IVR variable
 })
 
 t.test('originated leg to an xml_url: IVR', async (t) => {
-  const expected = [...ORIGINATED_PRELUDE, 'answer', 'set cod_ivr_request=req-0001', 'park']
+  const expected = [...ORIGINATED_PRELUDE, 'set cod_ivr_request=req-0001', 'park']
   t.same(actionsOf(xmlOf(originatedLeg({ cod_dest_kind: 'ivr', cod_dest_value: 'req-0001' }))), expected, 'stateless: the key is the request id')
   t.ok(refused(originatedLeg({ cod_dest_kind: 'ivr', cod_dest_value: 'req-0002' })), 'another request id, no handoff to ask')
 
   const known = new Set(['example.test/ivr-7'])
   const ivr: IvrHandoff = { has: (d, k) => known.has(`${d}/${k}`) }
   const withHandoff = actionsOf(xmlOf(originatedLeg({ cod_dest_kind: 'ivr', cod_dest_value: 'ivr-7' }), ivr))
-  t.same(withHandoff, [...ORIGINATED_PRELUDE, 'answer', 'set cod_ivr_request=ivr-7', 'park'])
+  t.same(withHandoff, [...ORIGINATED_PRELUDE, 'set cod_ivr_request=ivr-7', 'park'])
   t.ok(refused(originatedLeg({ cod_dest_kind: 'ivr', cod_dest_value: 'req-0001' }), ivr), 'the handoff does not know it')
   t.ok(refused(originatedLeg({ cod_dest_kind: 'ivr', cod_dest_value: 'ivr-7' }, { 'Hunt-Context': 'other.test', variable_cod_domain: 'other.test' }), ivr), 'known in another domain only')
 })
@@ -244,7 +243,6 @@ t.test('a phone of the domain dialing the domain\'s numbers (capture 05 in conte
   }
   t.same(actionsOf(xmlOf(phoneCall('3001'))), [
     ...phonePrelude,
-    'answer',
     'set cod_ivr_url=https%3A%2F%2Fivr.example.test%2Fmenu%3Fa%3D1%26b%3D2',
     'set cod_ivr_extension=3001',
     'park',

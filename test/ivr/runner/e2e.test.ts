@@ -158,8 +158,10 @@ t.test('a phone dials an IVR extension: document fetched, prompts, digits, actio
   e.sim.sendDtmf(uuid, '42')
   await waitFor('the call to end', () => e.gone(uuid))
   const apps = e.apps(uuid)
-  t.same(apps.slice(apps.indexOf('park') - 3, apps.indexOf('park') + 1), ['answer', `set cod_ivr_url=${encodeURIComponent(e.app.url('/menu'))}`, 'set cod_ivr_extension=3001', 'park'], 'the dialplan handed the call over')
+  t.same(apps.slice(apps.indexOf('park') - 2, apps.indexOf('park') + 1), [`set cod_ivr_url=${encodeURIComponent(e.app.url('/menu'))}`, 'set cod_ivr_extension=3001', 'park'], 'the dialplan handed the call over, unanswered')
+  t.notOk(apps.slice(0, apps.indexOf('park')).includes('answer'), 'the runner, not the dialplan, answers')
   t.same(afterPark(apps), [
+    'answer',
     'speak flite|kal|Welcome',
     'play_and_get_digits 1 2 1 5000 # ivr/menu.wav silence_stream://1 cod_ivr_digits . 5000',
     'set playback_terminators=none',
@@ -171,7 +173,7 @@ t.test('a phone dials an IVR extension: document fetched, prompts, digits, actio
   t.equal(first?.form.get('CallUUID'), uuid)
   t.equal(first?.form.get('CalledNumber'), '3001')
   t.equal(first?.form.get('UserName'), 'alice')
-  t.equal(first?.form.get('CallStatus'), 'in-progress')
+  t.equal(first?.form.get('CallStatus'), 'ringing', 'not answered yet when the document is fetched')
   t.equal(second?.path, '/choice')
   t.equal(second?.form.get('Digits'), '42')
   await waitFor('the session to end', () => e.runner.activeSessions() === 0)
