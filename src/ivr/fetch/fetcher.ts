@@ -24,6 +24,7 @@ import { TextDecoder } from 'node:util'
 import type { Logger } from '../../util/logger.js'
 import { ok, err, type Result } from '../../util/result.js'
 import { checkAddress, type Cidr } from './address-guard.js'
+import { ABORTED, raceAbort } from '../../util/abort.js'
 
 export type FetchErrorKind =
   | 'blocked_address'
@@ -191,30 +192,6 @@ const defaultLookup = (host: string): Promise<string[]> =>
       else resolve(addresses.map((a) => a.address))
     })
   })
-
-const ABORTED = Symbol('aborted')
-
-/** Resolve with ABORTED as soon as the signal fires (dns.lookup itself cannot be cancelled). */
-const raceAbort = <T>(p: Promise<T>, signal: AbortSignal): Promise<T | typeof ABORTED> => {
-  if (signal.aborted) {
-    p.catch(() => undefined)
-    return Promise.resolve(ABORTED)
-  }
-  return new Promise<T | typeof ABORTED>((resolve, reject) => {
-    const onAbort = (): void => resolve(ABORTED)
-    signal.addEventListener('abort', onAbort, { once: true })
-    p.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort)
-        resolve(v)
-      },
-      (e: unknown) => {
-        signal.removeEventListener('abort', onAbort)
-        reject(e instanceof Error ? e : new Error(String(e)))
-      },
-    )
-  })
-}
 
 type Hop =
   | { readonly kind: 'redirect'; readonly status: number; readonly location: string }

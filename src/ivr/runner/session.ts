@@ -32,7 +32,7 @@ import { buildCallParams, type CallDescription } from '../fetch/call-params.js'
 import type { FetchError, IvrFetcher } from '../fetch/fetcher.js'
 import { runElement, type ElementTable } from '../elements/index.js'
 import { EXEC_TIMEOUT_MS, GONE, NEXT, type ElementContext, type LoadedDocument, type Outcome } from '../elements/types.js'
-import { ABORTED, raceAbort, sleep } from './abort.js'
+import { ABORTED, raceAbort, sleep } from '../../util/abort.js'
 
 export const MAX_IDLE_STEPS = 1000
 export const MAX_IDLE_LOADS = 20
