@@ -7,10 +7,10 @@
  * the same error, and token comparison takes the same time whatever the token, its length or
  * how many characters match (sha256 digests compared with timingSafeEqual, every token checked).
  */
-import { createHash, timingSafeEqual } from 'node:crypto'
 import type { Directory, DomainDirectory } from '../directory/directory.js'
 import { apiError, type ApiError } from './errors.js'
 import { err, ok, type Result } from '../util/result.js'
+import { parseBasic, sameDigest, sha256 } from '../util/basic-auth.js'
 
 /** The challenge sent with every 401 (RFC 7617). */
 export const WWW_AUTHENTICATE = 'Basic realm="call-origination"'
@@ -21,7 +21,6 @@ const UNAUTHORIZED: ApiError = apiError(
 )
 
 const HASHED_PREFIX = 'sha256:'
-const sha256 = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest()
 
 /**
  * Compared against when the domain is unknown, so that an unknown domain costs the same work
@@ -34,23 +33,7 @@ function digestOf(configured: string): Buffer {
   return configured.startsWith(HASHED_PREFIX) ? Buffer.from(configured.slice(HASHED_PREFIX.length), 'hex') : sha256(configured)
 }
 
-/** `Basic <base64(user:password)>`; undefined when the header is not exactly that. */
-function parseBasic(authorization: string): { user: string; password: string } | undefined {
-  const m = /^Basic[ ]+([A-Za-z0-9+/]+={0,2})[ ]*$/i.exec(authorization)
-  if (m === null || m[1] === undefined || m[1].length % 4 !== 0) return undefined
-  let decoded: string
-  try {
-    decoded = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(m[1], 'base64'))
-  } catch {
-    return undefined
-  }
-  const colon = decoded.indexOf(':')
-  if (colon <= 0) return undefined
-  return { user: decoded.slice(0, colon), password: decoded.slice(colon + 1) }
-}
-
 export function authenticate(authorization: string | undefined, directory: Directory): Result<DomainDirectory, ApiError> {
-  if (authorization === undefined || authorization.length > 4096) return err(UNAUTHORIZED)
   const credentials = parseBasic(authorization)
   if (credentials === undefined) return err(UNAUTHORIZED)
   const presented = sha256(credentials.password)
@@ -59,7 +42,7 @@ export function authenticate(authorization: string | undefined, directory: Direc
   let match = false
   for (const digest of digests) {
     // Every token is compared (no early exit); a malformed stored digest never matches.
-    const same = digest.length === presented.length && timingSafeEqual(digest, presented)
+    const same = sameDigest(digest, presented)
     match = same || match
   }
   if (domain === undefined || !match || credentials.password.length === 0) return err(UNAUTHORIZED)
