@@ -25,10 +25,9 @@ import PQueue from 'p-queue'
 import type { ApiError } from '../api/errors.js'
 import { apiError } from '../api/errors.js'
 import type { Runtime } from '../config/store.js'
-import type { DomainDirectory, Group, User } from '../directory/directory.js'
-import { CHANNEL_VARS, ROUTE_EXTENSION } from '../pbx/channel-vars.js'
+import type { DomainDirectory, User } from '../directory/directory.js'
+import { CHANNEL_VARS } from '../pbx/channel-vars.js'
 import * as commands from '../pbx/commands.js'
-import type { Endpoint, OriginateLeg } from '../pbx/commands.js'
 import { parseJobBody, parseSofiaContacts } from '../pbx/replies.js'
 import { submitJob } from '../pbx/submit.js'
 import type { PbxClient, PbxError } from '../pbx/types.js'
@@ -37,8 +36,9 @@ import { err, ok, type Result } from '../util/result.js'
 import { ChannelLimiter } from './channel-limit.js'
 import { runHunt, type HuntMember } from './hunt.js'
 import { isCancelCause, resultOf, type AttemptOutcome, type CallbackSink, type CallResult } from './outcome.js'
-import type { EndUser, OriginationAccepted, OriginationEngine, OriginationPlan } from './plan.js'
+import type { OriginationAccepted, OriginationEngine, OriginationPlan } from './plan.js'
 import { createTracker, type CallTracker, type ChannelChange } from './tracker.js'
+import { buildOriginate, groupOf, type LegPlan } from './originate-spec.js'
 
 export interface EngineDeps {
   readonly pbx: PbxClient
@@ -78,13 +78,6 @@ export interface Engine extends OriginationEngine {
   /** Results of accepted requests, once each (CTI may listen). */
   onOutcome(listener: (o: RequestOutcome) => void): () => void
   close(): Promise<void>
-}
-
-interface LegPlan {
-  readonly uuid: string
-  readonly endpoint: Endpoint
-  readonly userId?: string
-  readonly autoAnswer?: boolean
 }
 
 interface LegState {
@@ -178,86 +171,6 @@ export function createEngine(deps: EngineDeps): Engine {
     if (parsed.kind === 'not_registered') return ok([])
     if (parsed.refused.length > 0) log.warn({ user, domain, refused: parsed.refused }, 'contacts outside the safe alphabet are not dialled')
     return ok([...new Set(parsed.contacts)].slice(0, 64))
-  }
-
-  // ---- the originate command ------------------------------------------------------------
-
-  const destinationVars = (plan: OriginationPlan): Record<string, string> => {
-    const d = plan.destination
-    switch (d.kind) {
-      case 'user':
-        return { [CHANNEL_VARS.destKind]: 'user', [CHANNEL_VARS.destValue]: d.user.id }
-      case 'group':
-        return { [CHANNEL_VARS.destKind]: 'group', [CHANNEL_VARS.destValue]: d.group.id }
-      case 'extension':
-        return { [CHANNEL_VARS.destKind]: 'extension', [CHANNEL_VARS.destValue]: d.extension.number }
-      case 'pstn':
-        return {
-          [CHANNEL_VARS.destKind]: 'pstn',
-          [CHANNEL_VARS.destValue]: d.number,
-          ...(d.callingNumber !== undefined ? { [CHANNEL_VARS.destCallingNumber]: d.callingNumber } : {}),
-        }
-      case 'ivr':
-        return { [CHANNEL_VARS.destKind]: 'ivr', [CHANNEL_VARS.destValue]: plan.requestId }
-    }
-  }
-
-  const endUserOf = (plan: OriginationPlan): EndUser | undefined => {
-    if (plan.endUser !== undefined) return plan.endUser
-    if (plan.destination.kind === 'pstn' && plan.destination.endUser !== undefined) return plan.destination.endUser
-    if (plan.originator.kind === 'pstn') return plan.originator.endUser
-    return undefined
-  }
-
-  /** The number shown on the originating leg (docs/engine.md "Caller id"). */
-  const callerIdNumberOf = (plan: OriginationPlan, dom: DomainDirectory): string | undefined => {
-    const o = plan.originator
-    if (o.kind === 'pstn') return o.callingNumber ?? dom.config.calling_numbers[0]
-    // A phone ringing for a click-to-call shows whom it will be connected to.
-    const d = plan.destination
-    const n =
-      d.kind === 'pstn' ? d.number : d.kind === 'user' ? d.user.extension : d.kind === 'group' ? d.group.extension : d.kind === 'extension' ? d.extension.number : undefined
-    return n !== undefined && commands.PATTERNS.number.test(n) ? n : undefined
-  }
-
-  const groupOf = (plan: OriginationPlan): Group | undefined =>
-    plan.originator.kind === 'group' ? plan.originator.group : plan.groupContext
-
-  const buildOriginate = (req: RequestState, legs: readonly LegPlan[], timeoutSec: number) => {
-    const plan = req.plan
-    const dom = deps.runtime().directory.domain(plan.domain)
-    const vars: Record<string, string> = {
-      [CHANNEL_VARS.requestId]: plan.requestId,
-      [CHANNEL_VARS.domain]: req.domainName,
-      [CHANNEL_VARS.operation]: plan.operation,
-      [CHANNEL_VARS.role]: 'originator',
-      ...destinationVars(plan),
-    }
-    const group = groupOf(plan)
-    if (group !== undefined) {
-      vars[CHANNEL_VARS.groupId] = group.id
-      vars[CHANNEL_VARS.groupName] = group.name
-    }
-    const endUser = endUserOf(plan)
-    if (endUser !== undefined && Object.values(endUser).some((v) => v !== undefined)) {
-      vars[CHANNEL_VARS.endUser] = commands.encodeEndUser(endUser)
-    }
-    if (plan.originator.kind === 'user' && plan.originator.autoAnswer) vars[CHANNEL_VARS.autoAnswer] = 'true'
-    const callerIdNumber = dom !== undefined ? callerIdNumberOf(plan, dom) : undefined
-    const originateLegs: OriginateLeg[] = legs.map((l) => ({
-      uuid: l.uuid,
-      endpoint: l.endpoint,
-      ...(l.userId !== undefined ? { vars: { [CHANNEL_VARS.userId]: l.userId } } : {}),
-      ...(l.autoAnswer === true ? { autoAnswer: { host: req.domainName } } : {}),
-    }))
-    return commands.originate({
-      legs: originateLegs,
-      vars,
-      ...(plan.callingName !== undefined ? { callerIdName: plan.callingName } : {}),
-      ...(callerIdNumber !== undefined ? { callerIdNumber } : {}),
-      timeoutSec,
-      target: { kind: 'dialplan', extension: ROUTE_EXTENSION, context: req.domainName },
-    })
   }
 
   // ---- attempts: one originate each ----------------------------------------------------
@@ -408,7 +321,7 @@ export function createEngine(deps: EngineDeps): Engine {
     timeoutSec: number,
   ): Promise<Result<Promise<AttemptOutcome>, ApiError>> => {
     const uuids = legs.map((l) => l.uuid)
-    const cmd = buildOriginate(req, legs, timeoutSec)
+    const cmd = buildOriginate(req.plan, req.domainName, deps.runtime().directory.domain(req.plan.domain), legs, timeoutSec)
     if (!cmd.ok) {
       limiter.release(...uuids)
       log.error({ requestId: req.plan.requestId, problem: cmd.error }, 'originate refused by the command builder')
