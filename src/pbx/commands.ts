@@ -128,6 +128,7 @@ const RESERVED_VARS = new Set([
   'origination_nested_vars',
   'sip_h_call-info',
   'sip_h_alert-info',
+  'sip_copy_custom_headers',
 ])
 
 function formatVars(field: string, vars: Readonly<Record<string, string>> | undefined): Result<string[], CommandError> {
@@ -188,12 +189,19 @@ function formatEndpoint(field: string, e: Endpoint): Result<string, CommandError
  * answer-after=0 (Snom, Yealink, Grandstream, Cisco SPA, Gigaset...; the same header mod_sofia
  * writes for sip_auto_answer=true, mod_sofia.c sofia_outgoing_channel) and Alert-Info
  * info=alert-autoanswer (Polycom, Aastra, Yealink). `sip_h_<Name>` variables become SIP headers
- * of the INVITE of that leg.
+ * of the INVITE of that leg. FreeSWITCH also copies a channel's `sip_h_*` variables to every leg
+ * it bridges that channel to (mod_sofia.c sofia_outgoing_channel, unless the calling channel has
+ * `sip_copy_custom_headers=false`): without that, the destination phone of the answered leg
+ * would auto-answer too (seen on a real FreeSWITCH 1.10.12).
  */
 function autoAnswerVars(field: string, host: string): Result<string[], CommandError> {
   const h = check('domain', `${field}.autoAnswer.host`, host)
   if (!h.ok) return h
-  return ok([`sip_h_Call-Info=<sip:${h.value}>;answer-after=0`, `sip_h_Alert-Info=<sip:${h.value}>;info=alert-autoanswer;delay=0`])
+  return ok([
+    `sip_h_Call-Info=<sip:${h.value}>;answer-after=0`,
+    `sip_h_Alert-Info=<sip:${h.value}>;info=alert-autoanswer;delay=0`,
+    'sip_copy_custom_headers=false',
+  ])
 }
 
 const brand = (text: string): EslCommand => text as EslCommand

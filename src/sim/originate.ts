@@ -124,6 +124,11 @@ function inherited(caller: Session | undefined): VarList {
     }
     out.push(['export_vars', exported])
   }
+  // mod_sofia.c sofia_outgoing_channel: the calling channel's sip_h_* variables (custom SIP
+  // headers) are copied to the new leg unless it says sip_copy_custom_headers=false.
+  if (caller.getVar('sip_copy_custom_headers') !== 'false') {
+    for (const [name, value] of caller.vars) if (name.toLowerCase().startsWith('sip_h_')) out.push([name, value])
+  }
   const iem = caller.getVar('ignore_early_media')
   if (iem !== undefined) out.push(['ignore_early_media', iem])
   return out

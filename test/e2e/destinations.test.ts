@@ -88,3 +88,19 @@ t.test('call_external refuses a PSTN destination and originates nothing', async 
   t.equal((reply.body['error'] as { id: string }).id, 'destination_not_allowed')
   t.equal(h.daemon.simulator?.commands.filter((c) => c.text.includes('originate')).length, before)
 })
+
+t.test('auto_answer headers ring only the user\'s legs, not the destination the answered leg is bridged to', async (t) => {
+  // FreeSWITCH copies a channel's sip_h_* variables to the legs it bridges to (mod_sofia.c
+  // sofia_outgoing_channel) unless sip_copy_custom_headers=false: seen on a real 1.10.12, where
+  // bob's phone got alice's auto-answer headers.
+  const reply = await h.post('call_user', { user_name: 'alice', destination: 'bob', auto_answer: true, callback_url: h.callbackUrl })
+  t.equal(reply.status, 200, JSON.stringify(reply.body))
+  const cb = await h.waitFor('the callback', () => h.callbacks.find((c) => (reply.body['uuids'] as string[]).includes((c.body as { uuid?: string }).uuid ?? '')))
+  const a = (cb.body as { uuid: string }).uuid
+  const alice = h.daemon.simulator?.liveChannels().find((c) => c.uuid === a)
+  t.match(alice?.variables['sip_h_Call-Info'], /answer-after=0/, 'the user\'s leg asks to auto-answer')
+  const bob = await h.waitFor('bob bridged', bridgedPeer(a, /bob@/))
+  t.equal(bob.variables['sip_h_Call-Info'], undefined, 'bob\'s leg does not')
+  t.equal(bob.variables['sip_h_Alert-Info'], undefined)
+  h.daemon.simulator?.remoteHangup(a)
+})
