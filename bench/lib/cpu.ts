@@ -1,0 +1,24 @@
+/** CPU time of a worker process over a stretch of work (its process.cpuUsage()). */
+import type { Worker } from './procs.js'
+
+interface Usage {
+  readonly user: number
+  readonly system: number
+}
+
+/** Runs `work` and returns its result with the CPU milliseconds each worker used meanwhile. */
+export async function withCpu<T>(workers: Readonly<Record<string, Worker>>, work: () => Promise<T>): Promise<{ value: T; cpu_ms: Record<string, number> }> {
+  const before: Record<string, Usage> = {}
+  for (const [k, w] of Object.entries(workers)) before[k] = await w.call<Usage>('cpu')
+  const value = await work()
+  const cpu_ms: Record<string, number> = {}
+  for (const [k, w] of Object.entries(workers)) {
+    const a = before[k] ?? { user: 0, system: 0 }
+    const b = await w.call<Usage>('cpu')
+    cpu_ms[k] = Number(((b.user - a.user + b.system - a.system) / 1000).toFixed(1))
+  }
+  return { value, cpu_ms }
+}
+
+/** Milliseconds of CPU per completed request. */
+export const perRequest = (cpuMs: number | undefined, completed: number): number => Number(((cpuMs ?? NaN) / completed).toFixed(3))

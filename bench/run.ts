@@ -1,0 +1,82 @@
+/**
+ * `npm run bench` (node --import tsx bench/run.ts): every benchmark in turn, each printing its
+ * figures beside a baseline measured in the same run on the same machine, results written to
+ * bench/results/<name>.json. Not part of `npm test`.
+ *
+ *   --only api,xmlcurl,scale,callbacks   run some of them
+ *   --quick                              short runs (checks the harness; results not written)
+ *   --profile                            also write a CPU profile of the measured process of each
+ *                                        benchmark and its summary to bench/results/<name>.profile.json
+ *                                        (profiled figures are slower: they are not written as results)
+ */
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { benchApi } from './api.js'
+import { benchCallbacks } from './callbacks.js'
+import type { BenchContext, BenchOutput } from './context.js'
+import { machineFacts } from './lib/machine.js'
+import { summarizeProfile } from './lib/profile.js'
+import { mainThreadProfile, setCodRoot } from './lib/procs.js'
+import { ensureBuild } from './lib/build.js'
+import { benchScale } from './scale.js'
+import { benchXmlCurl } from './xmlcurl.js'
+
+const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<BenchOutput>> = {
+  api: benchApi,
+  xmlcurl: benchXmlCurl,
+  scale: benchScale,
+  callbacks: benchCallbacks,
+}
+
+const { values } = parseArgs({
+  options: { only: { type: 'string' }, quick: { type: 'boolean', default: false }, profile: { type: 'boolean', default: false } },
+})
+const names = values.only === undefined ? Object.keys(BENCHMARKS) : values.only.split(',').map((s) => s.trim())
+for (const n of names) if (!(n in BENCHMARKS)) throw new Error(`unknown benchmark ${n}; known: ${Object.keys(BENCHMARKS).join(', ')}`)
+
+const resultsDir = fileURLToPath(new URL('./results/', import.meta.url))
+mkdirSync(resultsDir, { recursive: true })
+const profileDir = values.profile === true ? mkdtempSync(join(tmpdir(), 'cod-bench-prof-')) : undefined
+const machine = machineFacts()
+const t0 = performance.now()
+setCodRoot(ensureBuild((line) => process.stderr.write(`  . ${line}\n`)))
+const out = (line: string) => process.stdout.write(`${line}\n`)
+out(`machine: ${machine.cpus} x ${machine.cpu_model}, ${machine.total_memory_mb} MB, node ${machine.node}, load ${machine.load_average_1m}${values.quick === true ? ' (quick run)' : ''}${profileDir !== undefined ? ` (profiling into ${profileDir})` : ''}`)
+
+let failed = false
+for (const name of names) {
+  const bench = BENCHMARKS[name]
+  if (bench === undefined) continue
+  const started = performance.now()
+  const ctx: BenchContext = {
+    quick: values.quick === true,
+    profileDir,
+    log: (line) => process.stderr.write(`  . ${line}\n`),
+  }
+  out(`\n== ${name}`)
+  try {
+    const r = await bench(ctx)
+    for (const line of r.summary) out(`  ${line}`)
+    const seconds = Number(((performance.now() - started) / 1000).toFixed(1))
+    if (profileDir !== undefined) {
+      const files = Object.fromEntries(Object.entries(r.profiles ?? {}).map(([role, name]) => [role, mainThreadProfile(profileDir, name)]))
+      const profiles = Object.fromEntries(Object.entries(files).map(([role, file]) => [role, summarizeProfile(file)]))
+      writeFileSync(join(resultsDir, `${name}.profile.json`), `${JSON.stringify({ benchmark: name, machine, profiles, files }, null, 2)}\n`)
+      for (const [role, p] of Object.entries(profiles)) {
+        out(`  profile ${role}: busy ${p.busy_ms} ms; areas ${p.areas.slice(0, 6).map((a) => `${a.area} ${(a.share * 100).toFixed(1)}%`).join(', ')}`)
+        for (const f of p.self.slice(0, 5)) out(`    self ${(f.share * 100).toFixed(1)}%  ${f.fn}`)
+      }
+    } else if (values.quick !== true) {
+      writeFileSync(join(resultsDir, `${name}.json`), `${JSON.stringify({ benchmark: name, machine, seconds, ...r.result }, null, 2)}\n`)
+    }
+    out(`  (${seconds} s)`)
+  } catch (e) {
+    failed = true
+    out(`  FAILED: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`)
+  }
+}
+out(`\nall done in ${((performance.now() - t0) / 1000).toFixed(1)} s${values.quick === true || profileDir !== undefined ? '' : `; results in ${resultsDir}`}`)
+process.exit(failed ? 1 : 0)

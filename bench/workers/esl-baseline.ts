@@ -1,0 +1,59 @@
+/**
+ * Baseline for the scale benchmark: a bare esl-lite client subscribed to the same events as the
+ * daemon (pbx/connection.ts SUBSCRIBED_EVENTS), keeping the least any tracker must keep per
+ * channel (a Map entry: uuid -> {state, domain}), deleted at CHANNEL_DESTROY.
+ */
+import { FreeSwitchClient, type FreeSwitchEventData } from 'esl-lite'
+import { pino } from 'pino'
+import type * as ConnectionModule from '../../src/pbx/connection.js'
+import { memory, num, ready, serve, str, wallMs } from './rpc.js'
+
+const { SUBSCRIBED_EVENTS } = (await import(`${str('codRoot')}/pbx/connection.js`)) as typeof ConnectionModule
+
+const client = new FreeSwitchClient({ host: '127.0.0.1', port: num('port'), password: 'ClueCon', logger: pino({ level: 'silent' }) })
+const channels = new Map<string, { state: string; domain: string | undefined }>()
+let counts = new Map<string, number>()
+let total = 0
+let first = 0
+let last = 0
+
+const onEvent = (ev: FreeSwitchEventData) => {
+  const data = ev.body.data
+  const name = String(data['Event-Name'])
+  const uuid = data['Unique-ID']
+  if (typeof uuid === 'string') {
+    if (name === 'CHANNEL_DESTROY') channels.delete(uuid)
+    else if (name === 'CHANNEL_CREATE' || name === 'CHANNEL_ANSWER' || name === 'CHANNEL_HANGUP') {
+      const domain = data['variable_cod_domain']
+      channels.set(uuid, { state: name, domain: typeof domain === 'string' ? domain : undefined })
+    }
+  }
+  counts.set(name, (counts.get(name) ?? 0) + 1)
+  total++
+  last = wallMs()
+  if (first === 0) first = last
+}
+for (const name of SUBSCRIBED_EVENTS) client.on(name, onEvent)
+
+// Subscriptions go out on connect; a status round trip proves the socket is up and subscribed.
+for (;;) {
+  const r = await client.bgapi('status', 2000)
+  if (!(r instanceof Error)) break
+  await new Promise((res) => setTimeout(res, 100))
+}
+
+serve(
+  {
+    memory: () => ({ ...memory(), channels: channels.size }),
+    cpu: () => process.cpuUsage(),
+    events: () => ({ total, first, last, byName: Object.fromEntries(counts) }),
+    resetEvents: () => {
+      counts = new Map()
+      total = 0
+      first = 0
+      last = 0
+    },
+  },
+  () => client.end(),
+)
+await ready({})

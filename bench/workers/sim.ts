@@ -1,0 +1,31 @@
+/** The FreeSWITCH simulator (src/sim) on a given port, in its own process. */
+import type * as StoreModule from '../../src/config/store.js'
+import type * as SimModule from '../../src/sim/index.js'
+import { failed, num, ready, serve, str } from './rpc.js'
+
+const { ConfigStore } = (await import(`${str('codRoot')}/config/store.js`)) as typeof StoreModule
+const { Simulator } = (await import(`${str('codRoot')}/sim/index.js`)) as typeof SimModule
+
+const opened = await ConfigStore.open(str('configFile'))
+if (!opened.ok) {
+  await failed(opened.error.join('; '))
+  process.exit(1)
+}
+const cfg = opened.value.current().config
+const sim = new Simulator({
+  domains: cfg.domains,
+  password: cfg.daemon.freeswitch.password,
+  sipProfile: cfg.daemon.freeswitch.sip_profile,
+  xmlCurl: { url: str('xmlCurlUrl'), username: cfg.daemon.xml_curl.username, password: cfg.daemon.xml_curl.password },
+  timeScale: num('timeScale', 1),
+})
+const port = await sim.listen(num('port'))
+serve(
+  {
+    live: () => sim.liveChannels().length,
+    commands: () => sim.commands.length,
+    cpu: () => process.cpuUsage(),
+  },
+  () => sim.close(),
+)
+await ready({ port })
