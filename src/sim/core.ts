@@ -22,6 +22,7 @@ import { expandVariables } from './expand.js'
 import type { Registry } from './registry.js'
 import { Bridge, Session, type NextStep, type QueuedApp } from './session.js'
 import type { XmlCurlBinding } from './xmlcurl.js'
+import { setMaxListeners } from 'node:events'
 
 /** Delay between INVITE and the far end's 180 or final refusal (captures: ~20 ms). */
 export const RESPONSE_DELAY_SEC = 0.02
@@ -66,7 +67,15 @@ export class SwitchCore {
   sessionsSinceStartup = 0
   peakSessions = 0
   /** Aborted by close(): ends mod_xml_curl requests still in flight. */
-  readonly shutdown = new AbortController()
+  /**
+   * Aborted by close(). Every in-flight xml_curl fetch and wait listens on it at once, as many
+   * as there are busy channels, so the listener-count warning (meant for leaks) does not apply.
+   */
+  readonly shutdown = (() => {
+    const c = new AbortController()
+    setMaxListeners(0, c.signal)
+    return c
+  })()
   /** Synchronous API commands usable from `${api(args)}` (set by the API module). */
   syncApi: ApiHandler = () => ''
 

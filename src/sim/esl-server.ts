@@ -489,8 +489,21 @@ class EslConnection {
 
   private onEvent(ev: SimEvent): void {
     if (this.closed || !this.wants(ev)) return
-    this.write(this.format === 'json' ? eventJson(ev) : this.format === 'plain' ? eventPlain(ev) : eventXml(ev))
+    this.write(formatted(ev, this.format))
   }
+}
+
+/** Each event is serialised once per format, however many connections receive it. */
+const serialised = new WeakMap<SimEvent, Map<string, string>>()
+function formatted(ev: SimEvent, format: 'json' | 'plain' | 'xml'): string {
+  let byFormat = serialised.get(ev)
+  if (byFormat === undefined) serialised.set(ev, (byFormat = new Map()))
+  let text = byFormat.get(format)
+  if (text === undefined) {
+    text = format === 'json' ? eventJson(ev) : format === 'plain' ? eventPlain(ev) : eventXml(ev)
+    byFormat.set(format, text)
+  }
+  return text
 }
 
 function header(ev: SimEvent, name: string): string | undefined {
