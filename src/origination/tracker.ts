@@ -15,6 +15,9 @@
  */
 import { performance } from 'node:perf_hooks'
 import { CHANNEL_VARS } from '../pbx/channel-vars.js'
+
+/** The `cod_*` channel variables and the event headers that carry them. */
+const COD_VAR_HEADERS: ReadonlyArray<readonly [string, string]> = Object.values(CHANNEL_VARS).map((name) => [name, `variable_${name}`])
 import * as commands from '../pbx/commands.js'
 import { parseShowChannels, rowAnswered, type ChannelRow } from '../pbx/replies.js'
 import type { FsEvent, PbxClient } from '../pbx/types.js'
@@ -190,8 +193,11 @@ export function createTracker(deps: TrackerDeps): CallTracker {
   }
 
   const absorb = (c: MutableChannel, e: FsEvent) => {
-    for (const [k, v] of Object.entries(e)) {
-      if (v !== undefined && k.startsWith('variable_cod_')) c.vars[k.slice('variable_'.length)] = v
+    // Only our own variables are read, by name: walking all ~75 headers of every event was the
+    // tracker's largest cost in the API benchmark (docs/bench.md).
+    for (const [name, header] of COD_VAR_HEADERS) {
+      const v = e[header]
+      if (v !== undefined) c.vars[name] = v
     }
     c.requestId = c.vars[CHANNEL_VARS.requestId] ?? c.requestId
     c.role = c.vars[CHANNEL_VARS.role] ?? c.role

@@ -89,9 +89,13 @@ interface PendingJob {
   timer: NodeJS.Timeout | undefined
 }
 
+/** esl-lite's parsed event as a header map of strings (event-json values are strings). */
 const toFsEvent = (data: Record<string, unknown>): FsEvent => {
   const out: Record<string, string> = {}
-  for (const [k, v] of Object.entries(data)) if (typeof v === 'string') out[k] = v
+  for (const k in data) {
+    const v = data[k]
+    if (typeof v === 'string') out[k] = v
+  }
   return out
 }
 
