@@ -135,6 +135,12 @@ export function connectPbx(opts: PbxConnectionOptions): PbxConnection {
   let connected = false
   let closed = false
   let probe: { sentAt: number } | undefined
+  /**
+   * When FreeSWITCH last sent us anything on this socket. esl-lite sends commands one at a time,
+   * so under load the probe waits its turn behind originates: a link that keeps delivering
+   * events is alive even if the probe's reply is late (the API benchmark saw 503s otherwise).
+   */
+  let lastHeardAt = 0
 
   const setDown = (why: string) => {
     if (connected) log.warn({ why }, 'FreeSWITCH link down')
@@ -143,6 +149,7 @@ export function connectPbx(opts: PbxConnectionOptions): PbxConnection {
 
   const onNewSocket = () => {
     generation += 1
+    lastHeardAt = 0
     setDown(generation === 1 ? 'connecting' : 'new socket (reconnection)')
     for (const [jobUuid, job] of jobs) {
       if (job.acceptedOn !== undefined && job.acceptedOn < generation) {
@@ -209,13 +216,15 @@ export function connectPbx(opts: PbxConnectionOptions): PbxConnection {
       lastDownLog = Date.now()
     }
     if (probe !== undefined) {
-      if (Date.now() - probe.sentAt > probeTimeoutMs) setDown('liveness probe unanswered')
+      const now = Date.now()
+      if (now - probe.sentAt > probeTimeoutMs && now - lastHeardAt > probeTimeoutMs) setDown('liveness probe unanswered')
       return
     }
     sendProbe()
   }, probeIntervalMs)
 
   const deliver = (ev: FreeSwitchEventData) => {
+    lastHeardAt = Date.now()
     const event = toFsEvent(ev.body.data)
     if (event['Event-Name'] === 'BACKGROUND_JOB') {
       const jobUuid = event['Job-UUID'] ?? ''
