@@ -52,6 +52,8 @@ export const getDigits: ElementModule<GetDigits> = {
     if (!prompts.ok) return prompts.error
     const alerts = promptsFile(el.alerts, ctx)
     if (!alerts.ok) return alerts.error
+    const allowed = await ctx.checkMedia([prompts.value, alerts.value])
+    if (!allowed.ok) return allowed.error
 
     const answered = await ctx.answer()
     if (!answered.ok) return answered.error

@@ -28,6 +28,8 @@ export const play: ElementModule<Play> = {
     if (!terminators.ok) return terminators.error
     const file = audioFile(source.value)
     if (!file.ok) return runtimeError(`Play: ${file.error}`)
+    const allowed = await ctx.checkMedia([file.value])
+    if (!allowed.ok) return allowed.error
 
     const answered = await ctx.answer()
     if (!answered.ok) return answered.error

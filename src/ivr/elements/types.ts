@@ -103,6 +103,13 @@ export interface ElementContext {
   loadDocument(urls: readonly string[], method: HttpMethod): Promise<Outcome>
   /** GetJSON: the parsed JSON, or an error message. */
   fetchJson(url: string, method: HttpMethod): Promise<Result<unknown, string>>
+  /**
+   * Files about to be handed to FreeSWITCH: every `http_cache://<url>` in them (plain, or inside
+   * a `file_string://a!b`) must pass the fetch rules, or this is a runtime error. FreeSWITCH
+   * downloads those itself, so without this an IVR document could make it fetch loopback or
+   * private addresses that the daemon's own fetches refuse.
+   */
+  checkMedia(files: readonly (string | undefined)[]): Promise<Result<void, Outcome>>
   /** Runtime errors from now on continue in this Section (which must exist). */
   setErrorHandler(section: string): void
 

@@ -73,6 +73,13 @@ export interface IvrFetcher {
     params: Readonly<Record<string, string>>,
     method?: HttpMethod,
   ): Promise<Result<FetchedDocument, FetchError>>
+  /**
+   * Whether a URL that FreeSWITCH itself will fetch (a `<Play>` prompt through mod_http_cache)
+   * passes the same rules: http/https, and every address its host resolves to allowed. The
+   * daemon cannot pin FreeSWITCH's connection, so this is a check, not a guarantee against a
+   * host whose DNS answer changes in between.
+   */
+  checkTarget(url: string): Promise<Result<void, FetchError>>
   /** GetJSON: a 2xx answer whose body parses as JSON. */
   fetchJson(url: string, params: Readonly<Record<string, string>>, method?: HttpMethod): Promise<Result<unknown, FetchError>>
   /**
@@ -510,5 +517,18 @@ export const createFetcher = (opts: FetcherOptions): IvrFetcher => {
     }
   }
 
-  return { fetchDocument, fetchJson, reportError }
+  const checkTarget: IvrFetcher['checkTarget'] = async (raw) => {
+    const url = parseHttpUrl(raw)
+    if (!url.ok) return url
+    const controller = new AbortController()
+    const timer = setTimeout(() => controller.abort(), timeoutMs)
+    try {
+      const addresses = await resolveChecked(url.value, controller.signal)
+      return addresses.ok ? ok(undefined) : addresses
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  return { fetchDocument, fetchJson, reportError, checkTarget }
 }

@@ -31,8 +31,11 @@ import type { Value } from '../expr/value.js'
 import { buildCallParams, type CallDescription } from '../fetch/call-params.js'
 import type { FetchError, IvrFetcher } from '../fetch/fetcher.js'
 import { runElement, type ElementTable } from '../elements/index.js'
-import { EXEC_TIMEOUT_MS, GONE, NEXT, type ElementContext, type LoadedDocument, type Outcome } from '../elements/types.js'
+import { EXEC_TIMEOUT_MS, GONE, NEXT, runtimeError, type ElementContext, type LoadedDocument, type Outcome } from '../elements/types.js'
 import { ABORTED, raceAbort, sleep } from '../../util/abort.js'
+
+/** How prompts that FreeSWITCH downloads are named (elements/media.ts audioFile). */
+const HTTP_CACHE = 'http_cache://'
 
 export const MAX_IDLE_STEPS = 1000
 export const MAX_IDLE_LOADS = 20
@@ -386,6 +389,19 @@ export class IvrSession implements ElementContext {
     const r = await raceAbort(this.fetcher.fetchJson(url, this.params(), method), this.signal)
     if (r === ABORTED) return err('the call ended')
     return r.ok ? r : err(r.error.message)
+  }
+
+  async checkMedia(files: readonly (string | undefined)[]): Promise<Result<void, Outcome>> {
+    const urls = files
+      .flatMap((f) => (f ?? '').replace(/^file_string:\/\//, '').split('!'))
+      .filter((f) => f.startsWith(HTTP_CACHE))
+      .map((f) => f.slice(HTTP_CACHE.length))
+    for (const url of urls) {
+      const r = await raceAbort(this.fetcher.checkTarget(url), this.signal)
+      if (r === ABORTED) return err(GONE)
+      if (!r.ok) return err(runtimeError(`media URL refused: ${r.error.message}`))
+    }
+    return ok(undefined)
   }
 
   setErrorHandler(section: string): void {

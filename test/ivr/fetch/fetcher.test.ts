@@ -117,6 +117,15 @@ t.test('a loopback server is refused without the allow-list and reached with it'
   t.equal(s.seen.length, 1)
 })
 
+t.test('checkTarget (media URLs FreeSWITCH downloads): the same address rules, nothing fetched', async (t) => {
+  t.match(await make({ lookup: noDns(t) }).checkTarget('http://127.0.0.1/a.wav'), { ok: false, error: { kind: 'blocked_address' } })
+  t.match(await make({ allow: LOCAL, lookup: noDns(t) }).checkTarget('http://127.0.0.1/a.wav'), { ok: true })
+  const privateName = make({ lookup: async () => ['93.184.216.34', '10.0.0.7'] })
+  t.match(await privateName.checkTarget('https://media.example.test/a.wav'), { ok: false, error: { kind: 'blocked_address', message: /10\.0\.0\.7/ } })
+  t.match(await make({ lookup: async () => ['93.184.216.34'] }).checkTarget('https://media.example.test/a.wav'), { ok: true })
+  t.match(await make().checkTarget('file:///etc/passwd'), { ok: false, error: { kind: 'bad_url' } })
+})
+
 t.test('odd textual forms of 127.0.0.1 in URLs are normalised and then refused', async (t) => {
   const s = await serve(t, text(DOC))
   const forms = [

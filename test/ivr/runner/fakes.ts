@@ -242,4 +242,12 @@ export class FakeFetcher implements IvrFetcher {
   async reportError(url: string, params: Readonly<Record<string, string>>, error?: string): Promise<void> {
     this.reports.push({ url, params: { ...params }, error })
   }
+
+  /** Hosts whose media URLs the address guard would refuse. */
+  readonly blockedHosts = new Set<string>()
+
+  async checkTarget(url: string): Promise<Result<void, FetchError>> {
+    const host = new URL(url).hostname
+    return this.blockedHosts.has(host) ? err({ kind: 'blocked_address', url, message: `${host}: not allowed` }) : ok(undefined)
+  }
 }

@@ -125,9 +125,10 @@ export function rig(t: Test, opts: { script?: Script; now?: () => Date; deps?: P
 export async function runInline(
   t: Test,
   xml: string,
-  opts: Parameters<typeof rig>[1] & { answered?: boolean; docs?: Record<string, string>; json?: Record<string, unknown> } = {},
+  opts: Parameters<typeof rig>[1] & { answered?: boolean; docs?: Record<string, string>; json?: Record<string, unknown>; blockedHosts?: string[] } = {},
 ): Promise<Rig> {
   const r = rig(t, opts)
+  for (const host of opts.blockedHosts ?? []) r.fetcher.blockedHosts.add(host)
   for (const [url, body] of Object.entries(opts.docs ?? {})) r.fetcher.docs.set(url, body)
   for (const [url, body] of Object.entries(opts.json ?? {})) r.fetcher.json.set(url, body)
   r.parkInline(xml, { answered: opts.answered ?? true })

@@ -76,6 +76,21 @@ t.test('Play: an http URL is played through http_cache', async (t) => {
   t.same(r.pbx.apps().slice(-1), ['playback http_cache://https://media.example.test/hello.wav'])
 })
 
+t.test('Play and GetDigits prompts: a media URL the fetch rules refuse is a runtime error, FreeSWITCH never gets it', async (t) => {
+  // Found on a real FreeSWITCH: mod_http_cache downloads prompt URLs itself, so without this
+  // check a document could make it fetch loopback/private addresses the daemon refuses.
+  const r = await runInline(t, wrap('<Play>http://internal.example.test/secret.wav</Play><Speak>not reached</Speak>'), {
+    blockedHosts: ['internal.example.test'],
+  })
+  t.notOk(r.pbx.apps().some((a) => a.includes('internal.example.test')), 'nothing played')
+  t.same(kills(r), ['NORMAL_TEMPORARY_FAILURE'])
+  const g = await runInline(t, wrap('<GetDigits><Play>http://internal.example.test/menu.wav</Play></GetDigits><Speak>not reached</Speak>'), {
+    blockedHosts: ['internal.example.test'],
+  })
+  t.notOk(g.pbx.apps().some((a) => a.includes('internal.example.test')), 'no prompt handed over')
+  t.same(kills(g), ['NORMAL_TEMPORARY_FAILURE'])
+})
+
 t.test('Play: a missing file is a runtime error (call ends, or the error handler runs)', async (t) => {
   const missing = (rec: { app: string }) => (rec.app === 'playback' ? { kind: 'complete' as const, response: 'FILE NOT FOUND' } : undefined)
   const r = await runInline(t, wrap('<Play>nope.wav</Play><Speak>not reached</Speak>'), { script: missing })
