@@ -5,7 +5,7 @@
  * event the daemon has finished handling it.
  */
 import type * as DaemonModule from '../../src/daemon.js'
-import { failed, memory, ready, serve, str, wallMs } from './rpc.js'
+import { failed, memory, ready, serve, str, eventCounter } from './rpc.js'
 
 // The compiled daemon (bench/lib/build.ts), as operators run it.
 const { startDaemon } = (await import(`${str('codRoot')}/daemon.js`)) as typeof DaemonModule
@@ -16,16 +16,10 @@ if (!started.ok) {
 }
 const daemon = started.value
 
-let counts = new Map<string, number>()
-let total = 0
-let first = 0
-let last = 0
+const events = eventCounter()
 daemon.pbx.onEvent((e) => {
   const name = e['Event-Name'] ?? '?'
-  counts.set(name, (counts.get(name) ?? 0) + 1)
-  total++
-  last = wallMs()
-  if (first === 0) first = last
+  events.count(name)
 })
 
 serve(
@@ -33,13 +27,8 @@ serve(
     connected: () => daemon.pbx.isConnected(),
     memory: () => memory(),
     cpu: () => process.cpuUsage(),
-    events: () => ({ total, first, last, byName: Object.fromEntries(counts) }),
-    resetEvents: () => {
-      counts = new Map()
-      total = 0
-      first = 0
-      last = 0
-    },
+    events: events.snapshot,
+    resetEvents: events.reset,
   },
   () => daemon.stop(),
 )

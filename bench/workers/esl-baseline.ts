@@ -6,16 +6,13 @@
 import { FreeSwitchClient, type FreeSwitchEventData } from 'esl-lite'
 import { pino } from 'pino'
 import type * as ConnectionModule from '../../src/pbx/connection.js'
-import { memory, num, ready, serve, str, wallMs } from './rpc.js'
+import { memory, num, ready, serve, str, eventCounter } from './rpc.js'
 
 const { SUBSCRIBED_EVENTS } = (await import(`${str('codRoot')}/pbx/connection.js`)) as typeof ConnectionModule
 
 const client = new FreeSwitchClient({ host: '127.0.0.1', port: num('port'), password: 'ClueCon', logger: pino({ level: 'silent' }) })
 const channels = new Map<string, { state: string; domain: string | undefined }>()
-let counts = new Map<string, number>()
-let total = 0
-let first = 0
-let last = 0
+const events = eventCounter()
 
 const onEvent = (ev: FreeSwitchEventData) => {
   const data = ev.body.data
@@ -28,10 +25,7 @@ const onEvent = (ev: FreeSwitchEventData) => {
       channels.set(uuid, { state: name, domain: typeof domain === 'string' ? domain : undefined })
     }
   }
-  counts.set(name, (counts.get(name) ?? 0) + 1)
-  total++
-  last = wallMs()
-  if (first === 0) first = last
+  events.count(name)
 }
 for (const name of SUBSCRIBED_EVENTS) client.on(name, onEvent)
 
@@ -46,13 +40,8 @@ serve(
   {
     memory: () => ({ ...memory(), channels: channels.size }),
     cpu: () => process.cpuUsage(),
-    events: () => ({ total, first, last, byName: Object.fromEntries(counts) }),
-    resetEvents: () => {
-      counts = new Map()
-      total = 0
-      first = 0
-      last = 0
-    },
+    events: events.snapshot,
+    resetEvents: events.reset,
   },
   () => client.end(),
 )

@@ -61,3 +61,29 @@ export function memory(): NodeJS.MemoryUsage & { gc: boolean } {
 
 /** Epoch milliseconds comparable across processes on one machine. */
 export const wallMs = (): number => performance.timeOrigin + performance.now()
+
+/**
+ * Counts the FreeSWITCH events a worker received, by name, with the wall time of the first and
+ * last: `count(name)` per event, `snapshot()` for the `events` RPC, `reset()` between phases.
+ */
+export function eventCounter() {
+  let counts = new Map<string, number>()
+  let total = 0
+  let first = 0
+  let last = 0
+  return {
+    count(name: string): void {
+      counts.set(name, (counts.get(name) ?? 0) + 1)
+      total++
+      last = wallMs()
+      if (first === 0) first = last
+    },
+    snapshot: () => ({ total, first, last, byName: Object.fromEntries(counts) }),
+    reset(): void {
+      counts = new Map()
+      total = 0
+      first = 0
+      last = 0
+    },
+  }
+}

@@ -6,7 +6,7 @@
 import { pino } from 'pino'
 import type * as ConnectionModule from '../../src/pbx/connection.js'
 import type * as TrackerModule from '../../src/origination/tracker.js'
-import { memory, num, ready, serve, str, wallMs } from './rpc.js'
+import { memory, num, ready, serve, str, eventCounter } from './rpc.js'
 
 const { connectPbx } = (await import(`${str('codRoot')}/pbx/connection.js`)) as typeof ConnectionModule
 const { createTracker } = (await import(`${str('codRoot')}/origination/tracker.js`)) as typeof TrackerModule
@@ -15,16 +15,10 @@ const logger = pino({ level: 'warn' })
 const pbx = connectPbx({ host: '127.0.0.1', port: num('port'), password: 'ClueCon', logger, commandTimeoutMs: 10000 })
 const tracker = createTracker({ pbx, logger, commandTimeoutMs: 10000 })
 
-let counts = new Map<string, number>()
-let total = 0
-let first = 0
-let last = 0
+const events = eventCounter()
 pbx.onEvent((e) => {
   const name = e['Event-Name'] ?? '?'
-  counts.set(name, (counts.get(name) ?? 0) + 1)
-  total++
-  last = wallMs()
-  if (first === 0) first = last
+  events.count(name)
 })
 while (!pbx.isConnected()) await new Promise((r) => setTimeout(r, 50))
 
@@ -33,13 +27,8 @@ serve(
     memory: () => ({ ...memory(), live: tracker.liveChannelCount(str('domain')) }),
     cpu: () => process.cpuUsage(),
     live: () => tracker.liveChannelCount(str('domain')),
-    events: () => ({ total, first, last, byName: Object.fromEntries(counts) }),
-    resetEvents: () => {
-      counts = new Map()
-      total = 0
-      first = 0
-      last = 0
-    },
+    events: events.snapshot,
+    resetEvents: events.reset,
   },
   async () => {
     tracker.close()
