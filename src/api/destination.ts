@@ -12,7 +12,8 @@
  */
 import { isPstnNumber } from '../config/schema.js'
 import type { DomainDirectory } from '../directory/directory.js'
-import { END_USER_FIELDS, type Destination, type EndUser, type IvrSource } from '../origination/plan.js'
+import type { Destination, IvrSource } from '../origination/plan.js'
+import { END_USER_FIELDS, type EndUser } from '../pbx/end-user.js'
 import { apiError, type ApiError } from './errors.js'
 import { checkInlineIvr } from './inline-ivr.js'
 import { decodeInlineXml } from '../ivr/document/index.js'

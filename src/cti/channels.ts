@@ -13,7 +13,7 @@ import { CHANNEL_VARS } from '../pbx/channel-vars.js'
 import { decodeEndUser } from '../pbx/commands.js'
 import type { FsEvent } from '../pbx/types.js'
 import type { Directory, DomainDirectory } from '../directory/directory.js'
-import { END_USER_FIELDS, type EndUser } from '../origination/plan.js'
+import { END_USER_FIELDS, type EndUser } from '../pbx/end-user.js'
 import type { ChannelStateName, ChannelView, PeerLocation } from './protocol.js'
 
 export interface Channel {

@@ -5,7 +5,7 @@
  * (sequence number and event kind), so fan-out costs no serialisation per subscriber.
  */
 import type { ApiErrorId } from '../api/errors.js'
-import type { EndUser } from '../origination/plan.js'
+import type { EndUser } from '../pbx/end-user.js'
 
 /** What a channel is doing, with the time it started doing it (`state_at`). */
 export type ChannelStateName = 'calling' | 'ringing' | 'answered' | 'bridged' | 'park' | 'ivr' | 'hangup'

@@ -8,7 +8,8 @@ import type { DomainDirectory, Group } from '../directory/directory.js'
 import { CHANNEL_VARS, ROUTE_EXTENSION } from '../pbx/channel-vars.js'
 import * as commands from '../pbx/commands.js'
 import type { Endpoint, OriginateLeg } from '../pbx/commands.js'
-import type { EndUser, OriginationPlan } from './plan.js'
+import type { EndUser } from '../pbx/end-user.js'
+import type { OriginationPlan } from './plan.js'
 
 /** One leg of an attempt: its pre-assigned UUID and where it rings. */
 export interface LegPlan {

@@ -6,19 +6,10 @@
  */
 import type { ApiError } from '../api/errors.js'
 import type { Extension, Group, User } from '../directory/directory.js'
+import type { EndUser } from '../pbx/end-user.js'
 import type { Result } from '../util/result.js'
 
 export type Operation = 'call_user' | 'call_group' | 'call_external' | 'initiate_call'
-
-/** Identity of the external party, relayed to CTI (interface.md "end_user object"). */
-export interface EndUser {
-  readonly id?: string
-  readonly name?: string
-  readonly organization?: string
-  readonly avatar?: string
-  readonly prefecture?: string
-}
-export const END_USER_FIELDS = ['id', 'name', 'organization', 'avatar', 'prefecture'] as const
 
 /** Where an XML IVR document comes from. `urls` holds fallbacks in order (comma list). */
 export type IvrSource =
@@ -78,11 +69,6 @@ export interface OriginationEngine {
    * pbx_unavailable, user_not_registered, no_member_available, channel_limit_reached, internal_error.
    */
   originate(plan: OriginationPlan): Promise<Result<OriginationAccepted, ApiError>>
-}
-
-/** Whether FreeSWITCH is reachable: /healthz and pbx_unavailable read it. */
-export interface PbxHealth {
-  isConnected(): boolean
 }
 
 /** The engine used until a PBX connection is wired in: never a fake success. */

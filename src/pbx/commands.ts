@@ -30,8 +30,7 @@
  */
 import { err, ok, type Result } from '../util/result.js'
 import type { EslApp, EslCommand } from './types.js'
-import type { EndUser } from '../origination/plan.js'
-import { END_USER_FIELDS } from '../origination/plan.js'
+import { END_USER_FIELDS, type EndUser } from './end-user.js'
 
 export interface CommandError {
   /** Which input was refused (e.g. `legs[1].uuid`, `vars.cod_domain`). */

@@ -4,7 +4,6 @@
  * that only pbx/commands.ts can produce, so no other module can write ESL text.
  */
 import type { Result } from '../util/result.js'
-import type { PbxHealth } from '../origination/plan.js'
 
 declare const eslCommandBrand: unique symbol
 /** An API command line (without the `api`/`bgapi` verb), validated and escaped by pbx/commands.ts. */
@@ -22,6 +21,11 @@ export type PbxError =
   | { readonly kind: 'timeout' }
   /** FreeSWITCH answered `-ERR ...` (the text after `-ERR `, e.g. `USER_BUSY`). */
   | { readonly kind: 'failed'; readonly reply: string }
+
+/** Whether FreeSWITCH is reachable: /healthz and pbx_unavailable read it. */
+export interface PbxHealth {
+  isConnected(): boolean
+}
 
 export interface PbxClient extends PbxHealth {
   /** Runs a command with `bgapi` and resolves with the job's body (`+OK ...` or `-ERR ...` text, verbatim). */

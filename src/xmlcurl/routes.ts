@@ -19,7 +19,7 @@
  * hangup_function → switch_channel_str2cause; an unknown text gives NORMAL_CLEARING).
  */
 import type { DomainDirectory, Group, User } from '../directory/directory.js'
-import type { EndUser } from '../origination/plan.js'
+import type { EndUser } from '../pbx/end-user.js'
 import { CHANNEL_VARS } from '../pbx/channel-vars.js'
 import type { LegContext } from './leg.js'
 import { pct, safe } from './values.js'

@@ -3,7 +3,8 @@
  * plan, so each can be tested without HTTP) and the small helpers that assemble a plan.
  */
 import type { DomainDirectory } from '../../directory/directory.js'
-import type { Destination, EndUser, OriginationPlan } from '../../origination/plan.js'
+import type { Destination, OriginationPlan } from '../../origination/plan.js'
+import type { EndUser } from '../../pbx/end-user.js'
 import type { ApiError } from '../errors.js'
 import type { Result } from '../../util/result.js'
 
