@@ -18,7 +18,7 @@ import { Simulator } from './sim/index.js'
 import type { PbxClient } from './pbx/types.js'
 import { createIvrRunner, acceptIvrDocument, type IvrRunner } from './ivr/runner/index.js'
 import { createFetcher } from './ivr/fetch/fetcher.js'
-import { parseCidrList } from './ivr/fetch/address-guard.js'
+import { parseCidrList } from './net/address-guard.js'
 import type { OriginationEngine } from './origination/plan.js'
 import { err, ok, type Result } from './util/result.js'
 

@@ -5,7 +5,7 @@
  * dial strings and XML documents, and a narrow alphabet is the first line of defence.
  */
 import { z } from 'zod'
-import { parseCidrList } from '../ivr/fetch/address-guard.js'
+import { parseCidrList } from '../net/address-guard.js'
 
 export const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 export const ID_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/

@@ -23,7 +23,7 @@ import { isIP } from 'node:net'
 import { TextDecoder } from 'node:util'
 import type { Logger } from '../../util/logger.js'
 import { ok, err, type Result } from '../../util/result.js'
-import { checkAddress, type Cidr } from './address-guard.js'
+import { checkAddress, type Cidr } from '../../net/address-guard.js'
 import { ABORTED, raceAbort } from '../../util/abort.js'
 
 export type FetchErrorKind =

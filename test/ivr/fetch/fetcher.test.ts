@@ -6,7 +6,7 @@ import type { LookupAddress } from 'node:dns'
 import { readFileSync } from 'node:fs'
 import { ok, err } from '../../../src/util/result.js'
 import { silentLogger } from '../../../src/util/logger.js'
-import { parseCidrList, type Cidr } from '../../../src/ivr/fetch/address-guard.js'
+import { parseCidrList, type Cidr } from '../../../src/net/address-guard.js'
 import {
   createFetcher,
   decodeBody,

@@ -1,6 +1,10 @@
 /**
  * SSRF guard: may an IVR fetch (document, action, Redirect, GetJSON) connect to this IP address?
  *
+ * It sits in net/, below every part, because it is the daemon's one outbound address policy:
+ * the configuration parses its allow-list with it, and whatever part connects somewhere an
+ * untrusted party named (IVR fetches and prompt URLs today) asks it.
+ *
  * IVR URLs come from API clients and from fetched documents, so they are untrusted. The guard
  * refuses every address that is not a plain public unicast address (loopback, private, CGNAT,
  * link-local, unique-local, multicast, broadcast, reserved, documentation, benchmarking,
@@ -18,7 +22,7 @@
  * checked after resolution).
  */
 import { isIP } from 'node:net'
-import { ok, err, type Result } from '../../util/result.js'
+import { ok, err, type Result } from '../util/result.js'
 
 export interface Cidr {
   readonly family: 4 | 6

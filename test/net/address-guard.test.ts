@@ -1,5 +1,5 @@
 import t from 'tap'
-import { checkAddress, parseCidr, parseCidrList, type Cidr } from '../../../src/ivr/fetch/address-guard.js'
+import { checkAddress, parseCidr, parseCidrList, type Cidr } from '../../src/net/address-guard.js'
 
 const cidrs = (...list: string[]): Cidr[] => {
   const r = parseCidrList(list)
