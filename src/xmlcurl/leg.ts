@@ -15,7 +15,7 @@ import { END_USER_FIELDS, type EndUser } from '../pbx/end-user.js'
 import { CHANNEL_VARS } from '../pbx/channel-vars.js'
 import { err, ok, type Result } from '../util/result.js'
 import type { FetchForm } from './form.js'
-import type { RouteTarget } from './routes.js'
+import type { RouteTarget } from './route-target.js'
 
 /** Request ids and IVR keys: the daemon generates them (UUIDs); anything else is refused. */
 export const REQUEST_ID_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/

@@ -22,6 +22,7 @@ import type { DomainDirectory, Group, User } from '../directory/directory.js'
 import type { EndUser } from '../pbx/end-user.js'
 import { CHANNEL_VARS } from '../pbx/channel-vars.js'
 import type { LegContext } from './leg.js'
+import type { RouteTarget } from './route-target.js'
 import { pct, safe } from './values.js'
 
 export interface Action {
@@ -29,13 +30,8 @@ export interface Action {
   readonly data?: string
 }
 
-/** Where a call goes, resolved against the directory of its domain. */
-export type RouteTarget =
-  | { readonly kind: 'user'; readonly user: User }
-  | { readonly kind: 'group'; readonly group: Group }
-  | { readonly kind: 'extension'; readonly number: string; readonly xmlUrl: string }
-  | { readonly kind: 'pstn'; readonly number: string }
-  | { readonly kind: 'ivr'; readonly key: string }
+/** Re-exported so that callers of routeActions (the IVR's Transfer) find its input type beside it. */
+export type { RouteTarget }
 
 /**
  * Variables the IVR runner (a later part) reads from the CHANNEL_PARK event of a channel our
