@@ -5,7 +5,7 @@
  */
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { ConfigStore } from './config/store.js'
+import { ConfigStore } from './runtime/store.js'
 import type { Logger } from './util/logger.js'
 import { createLogger } from './util/logger.js'
 import { createApp } from './api/app.js'

@@ -1,9 +1,9 @@
 /** The FreeSWITCH simulator (src/sim) on a given port, in its own process. */
-import type * as StoreModule from '../../src/config/store.js'
+import type * as StoreModule from '../../src/runtime/store.js'
 import type * as SimModule from '../../src/sim/index.js'
 import { failed, num, ready, serve, str } from './rpc.js'
 
-const { ConfigStore } = (await import(`${str('codRoot')}/config/store.js`)) as typeof StoreModule
+const { ConfigStore } = (await import(`${str('codRoot')}/runtime/store.js`)) as typeof StoreModule
 const { Simulator } = (await import(`${str('codRoot')}/sim/index.js`)) as typeof SimModule
 
 const opened = await ConfigStore.open(str('configFile'))

@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto'
 import Koa, { type Context } from 'koa'
 import Router from '@koa/router'
-import type { Runtime } from '../config/store.js'
+import type { Runtime } from '../runtime/store.js'
 import type { OriginationEngine, Operation } from '../origination/plan.js'
 import type { PbxHealth } from '../pbx/types.js'
 import type { Logger } from '../util/logger.js'

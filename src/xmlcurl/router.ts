@@ -14,7 +14,7 @@
 import type { IncomingMessage } from 'node:http'
 import Router from '@koa/router'
 import type { Context } from 'koa'
-import type { Runtime } from '../config/store.js'
+import type { Runtime } from '../runtime/store.js'
 import type { Logger } from '../util/logger.js'
 import { err, ok, type Result } from '../util/result.js'
 import { credentialsMatch } from './auth.js'

@@ -5,7 +5,7 @@
 import t from 'tap'
 import Router from '@koa/router'
 import { createApp } from '../../src/api/app.js'
-import { runtimeOf } from '../../src/config/store.js'
+import { runtimeOf } from '../../src/runtime/store.js'
 import { readFile } from 'node:fs/promises'
 import { apiError, ERROR_STATUS } from '../../src/api/errors.js'
 import { unavailableEngine, type OriginationEngine } from '../../src/origination/plan.js'

@@ -1,7 +1,7 @@
 /** Shared fixtures of the origination tests: a directory, plans, a recording callback sink. */
 import { randomUUID } from 'node:crypto'
 import { daemonSchema, domainSchema, type DomainConfig } from '../../src/config/schema.js'
-import { runtimeOf, type Runtime } from '../../src/config/store.js'
+import { runtimeOf, type Runtime } from '../../src/runtime/store.js'
 import type { CallbackSink, CallResult } from '../../src/origination/outcome.js'
 import type { Destination, OriginationPlan, Originator } from '../../src/origination/plan.js'
 

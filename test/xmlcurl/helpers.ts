@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { XMLParser, XMLValidator } from 'fast-xml-parser'
 import { daemonSchema, domainSchema } from '../../src/config/schema.js'
-import { runtimeOf, type Runtime } from '../../src/config/store.js'
+import { runtimeOf, type Runtime } from '../../src/runtime/store.js'
 
 export const XML_CURL_USER = 'freeswitch'
 export const XML_CURL_PASSWORD = 'xml-curl-secret'

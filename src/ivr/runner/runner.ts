@@ -11,7 +11,7 @@
  * `xml_url:` destination before it originates (the channel then carries the request id as
  * `cod_ivr_request`), and the xml_curl router's IvrHandoff is this runner (`has`).
  */
-import type { Runtime } from '../../config/store.js'
+import type { Runtime } from '../../runtime/store.js'
 import type { IvrSource } from '../../origination/plan.js'
 import { uuidGetVar, uuidKill } from '../../pbx/commands.js'
 import type { FsEvent, PbxClient } from '../../pbx/types.js'

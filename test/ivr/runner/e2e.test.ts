@@ -16,11 +16,11 @@ import { acceptIvrDocument, createIvrRunner, type IvrRunner } from '../../../src
 import { connectPbx, type PbxConnection } from '../../../src/pbx/connection.js'
 import { createEngine } from '../../../src/origination/engine.js'
 import type { CallbackSink, CallResult } from '../../../src/origination/outcome.js'
-import type { Runtime } from '../../../src/config/store.js'
+import type { Runtime } from '../../../src/runtime/store.js'
 import { Simulator } from '../../../src/sim/index.js'
 import { silentLogger } from '../../../src/util/logger.js'
 import { xmlCurlRouter } from '../../../src/xmlcurl/index.js'
-import { runtimeOf } from '../../../src/config/store.js'
+import { runtimeOf } from '../../../src/runtime/store.js'
 import { daemonSchema } from '../../../src/config/schema.js'
 
 const TIME_SCALE = 0.05

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Test } from 'tap'
 import { daemonSchema, domainSchema } from '../../../src/config/schema.js'
-import { runtimeOf, type Runtime } from '../../../src/config/store.js'
+import { runtimeOf, type Runtime } from '../../../src/runtime/store.js'
 import { createIvrRunner, type IvrRunner, type IvrRunnerDeps } from '../../../src/ivr/runner/index.js'
 import { silentLogger } from '../../../src/util/logger.js'
 import { FakeFetcher, FakePbx, type Script } from './fakes.js'

@@ -2,9 +2,12 @@
  * The running configuration. SIGHUP calls reload(): a bad file keeps what runs and says why.
  * Readers call current() per request, so a reload takes effect for the next request while
  * calls in flight keep the records they resolved.
+ *
+ * It sits above both config/ (the files, validated) and directory/ (the indexes built from
+ * them) because it holds the two together: config/ stays free of the directory it feeds.
  */
+import { formatProblem, loadConfig, type LoadedConfig } from '../config/load.js'
 import { Directory } from '../directory/directory.js'
-import { formatProblem, loadConfig, type LoadedConfig } from './load.js'
 import type { Result } from '../util/result.js'
 import { err, ok } from '../util/result.js'
 
