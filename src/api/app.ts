@@ -19,6 +19,7 @@ import { authenticate, WWW_AUTHENTICATE } from './auth.js'
 import { createBodyReader } from './body.js'
 import { apiError, errorBody, statusOf, type ApiError, type ApiErrorId } from './errors.js'
 import { OPERATIONS } from './operations/index.js'
+import { apiErrorOfRefusal } from './refusals.js'
 
 export interface AppDeps {
   /** Current configuration and directory, read per request (SIGHUP swaps it). */
@@ -125,7 +126,7 @@ export function createApp(deps: AppDeps): Koa {
       const plan = OPERATIONS[operation](body.value, domain.value, info.requestId)
       if (!plan.ok) return fail(ctx, plan.error)
       const accepted = await deps.engine.originate(plan.value)
-      if (!accepted.ok) return fail(ctx, accepted.error)
+      if (!accepted.ok) return fail(ctx, apiErrorOfRefusal(accepted.error))
       info.uuids = accepted.value.uuids.length
       ctx.status = 200
       ctx.body = { result_code: 0, uuids: [...accepted.value.uuids] }

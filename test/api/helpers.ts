@@ -11,8 +11,8 @@ import { createApp } from '../../src/api/app.js'
 import { loadConfig, type LoadedConfig } from '../../src/config/load.js'
 import { domainSchema, type DomainConfig } from '../../src/config/schema.js'
 import { runtimeOf, type Runtime } from '../../src/runtime/store.js'
-import type { ApiError } from '../../src/api/errors.js'
 import type { OriginationAccepted, OriginationEngine, OriginationPlan } from '../../src/origination/plan.js'
+import type { OriginationRefusal } from '../../src/origination/refusal.js'
 import { createLogger } from '../../src/util/logger.js'
 import { ok, type Result } from '../../src/util/result.js'
 
@@ -57,8 +57,8 @@ export async function exampleConfig(): Promise<LoadedConfig> {
 /** Records every plan; answers with `reply` (default: one UUID per call, numbered). */
 export class RecordingEngine implements OriginationEngine {
   readonly plans: OriginationPlan[] = []
-  reply: ((plan: OriginationPlan) => Promise<Result<OriginationAccepted, ApiError>>) | undefined
-  async originate(plan: OriginationPlan): Promise<Result<OriginationAccepted, ApiError>> {
+  reply: ((plan: OriginationPlan) => Promise<Result<OriginationAccepted, OriginationRefusal>>) | undefined
+  async originate(plan: OriginationPlan): Promise<Result<OriginationAccepted, OriginationRefusal>> {
     this.plans.push(plan)
     if (this.reply !== undefined) return this.reply(plan)
     return ok({ uuids: [`uuid-${this.plans.length}-a`, `uuid-${this.plans.length}-b`] })

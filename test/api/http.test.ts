@@ -7,8 +7,9 @@ import Router from '@koa/router'
 import { createApp } from '../../src/api/app.js'
 import { runtimeOf } from '../../src/runtime/store.js'
 import { readFile } from 'node:fs/promises'
-import { apiError, ERROR_STATUS } from '../../src/api/errors.js'
+import { ERROR_STATUS } from '../../src/api/errors.js'
 import { unavailableEngine, type OriginationEngine } from '../../src/origination/plan.js'
+import { refusal } from '../../src/origination/refusal.js'
 import { silentLogger } from '../../src/util/logger.js'
 import { err } from '../../src/util/result.js'
 import type { AddressInfo } from 'node:net'
@@ -110,15 +111,16 @@ t.test('bodies over http.body_limit are 413, with or without Content-Length', as
 t.test('engine errors keep their id and status', async (t) => {
   const h = await startApp()
   t.teardown(() => h.close())
+  // The engine's refusal reason, the API error id it becomes, and its status.
   const cases = [
-    ['channel_limit_reached', 429],
-    ['user_not_registered', 409],
-    ['no_member_available', 409],
-    ['pbx_unavailable', 503],
-    ['internal_error', 500],
+    ['channel_limit_reached', 'channel_limit_reached', 429],
+    ['user_not_registered', 'user_not_registered', 409],
+    ['no_member_available', 'no_member_available', 409],
+    ['pbx_unavailable', 'pbx_unavailable', 503],
+    ['internal', 'internal_error', 500],
   ] as const
-  for (const [id, status] of cases) {
-    h.engine.reply = async () => err(apiError(id, `engine said ${id}`))
+  for (const [reason, id, status] of cases) {
+    h.engine.reply = async () => err(refusal(reason, `engine said ${id}`))
     const r = await post(h, 'call_user', CALL)
     isError(t, r, status, id)
     t.equal(h.logs[h.logs.length - 1]?.error, id, 'the log line names the error')
