@@ -109,6 +109,9 @@ export type UserConfig = z.infer<typeof userSchema>
 export type GroupConfig = z.infer<typeof groupSchema>
 export type ExtensionConfig = z.infer<typeof extensionSchema>
 
+/** `simulator` starts the built-in simulator; `freeswitch` connects to a real FreeSWITCH. */
+const FREESWITCH_MODES = ['simulator', 'freeswitch'] as const
+
 export const daemonSchema = z.strictObject({
   http: z
     .strictObject({
@@ -122,9 +125,21 @@ export const daemonSchema = z.strictObject({
       body_limit: z.number().int().min(1024).max(4 * 1024 * 1024).default(512 * 1024),
     })
     .prefault({}),
-  freeswitch: z
-    .strictObject({
-      mode: z.enum(['simulator', 'freeswitch']).default('simulator'),
+  // An absent section reads as an empty one, so that the refusal names the missing key
+  // (freeswitch.mode) rather than the section.
+  freeswitch: z.preprocess(
+    (section) => section ?? {},
+    z.strictObject({
+      /**
+       * Required, no default: a daemon meant for a real FreeSWITCH that forgot the key would
+       * otherwise start its simulator and answer every call as if it were placed.
+       */
+      mode: z.enum(FREESWITCH_MODES, {
+        error: (issue) =>
+          issue.input === undefined
+            ? 'is required: "simulator" (the built-in simulator) or "freeswitch" (a real FreeSWITCH)'
+            : 'must be "simulator" or "freeswitch"',
+      }),
       host: z.string().default('127.0.0.1'),
       port: z.number().int().min(0).max(65535).default(8021),
       password: z.string().min(1).default('ClueCon'),
@@ -132,8 +147,8 @@ export const daemonSchema = z.strictObject({
       sip_profile: name.default('internal'),
       /** Time allowed for one ESL command round trip (ms). */
       command_timeout_ms: z.number().int().min(100).max(60000).default(5000),
-    })
-    .prefault({}),
+    }),
+  ),
   xml_curl: z.strictObject({
     path: z
       .string()

@@ -47,7 +47,7 @@ export const domains = [
 ]
 
 export function makeRuntime(cti: Partial<DaemonConfig['cti']> = {}): Runtime {
-  const daemon = daemonSchema.parse({ xml_curl: { username: 'freeswitch', password: 'xml-curl-secret' } })
+  const daemon = daemonSchema.parse({ freeswitch: { mode: 'simulator' }, xml_curl: { username: 'freeswitch', password: 'xml-curl-secret' } })
   return runtimeOf({ file: 'test.yaml', daemon: { ...daemon, cti: { ...daemon.cti, ...cti } }, domains })
 }
 

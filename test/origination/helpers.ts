@@ -33,7 +33,7 @@ export function domainConfig(over: Record<string, unknown> = {}): DomainConfig {
 export function runtimeWith(domains: DomainConfig[]): Runtime {
   return runtimeOf({
     file: 'test.yaml',
-    daemon: daemonSchema.parse({ xml_curl: { username: 'freeswitch', password: 'xml-curl-secret' } }),
+    daemon: daemonSchema.parse({ freeswitch: { mode: 'simulator' }, xml_curl: { username: 'freeswitch', password: 'xml-curl-secret' } }),
     domains,
   })
 }

@@ -40,7 +40,7 @@ export const otherDomain = {
 }
 
 export function makeRuntime(domains: readonly unknown[] = [exampleDomain, otherDomain]): Runtime {
-  const daemon = daemonSchema.parse({ xml_curl: { username: XML_CURL_USER, password: XML_CURL_PASSWORD } })
+  const daemon = daemonSchema.parse({ freeswitch: { mode: 'simulator' }, xml_curl: { username: XML_CURL_USER, password: XML_CURL_PASSWORD } })
   return runtimeOf({ file: '/test/daemon.yaml', daemon, domains: domains.map((d) => domainSchema.parse(d)) })
 }
 

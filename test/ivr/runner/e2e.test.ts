@@ -100,7 +100,7 @@ async function setup(t: Test): Promise<E2e> {
     ],
     sim: { pstn: { default: { answer_after: 1 } } },
   })
-  const daemon = daemonSchema.parse({ xml_curl: { username: 'freeswitch', password: 'xml-curl-secret' } })
+  const daemon = daemonSchema.parse({ freeswitch: { mode: 'simulator' }, xml_curl: { username: 'freeswitch', password: 'xml-curl-secret' } })
   const rt = runtimeOf({ file: '/test/daemon.yaml', daemon, domains: [domain] })
   // The xml_curl router needs the runner's IvrHandoff before the runner (which needs the PBX) exists.
   const late: { runner?: IvrRunner } = {}

@@ -34,7 +34,7 @@ export const domain = {
 }
 
 export function makeRuntime(): Runtime {
-  const daemon = daemonSchema.parse({ xml_curl: { username: 'freeswitch', password: 'xml-curl-secret' } })
+  const daemon = daemonSchema.parse({ freeswitch: { mode: 'simulator' }, xml_curl: { username: 'freeswitch', password: 'xml-curl-secret' } })
   return runtimeOf({ file: '/test/daemon.yaml', daemon, domains: [domainSchema.parse(domain)] })
 }
 
