@@ -14,9 +14,9 @@
  *
  * The engine supplies the operations; this module only decides the order and the timeouts.
  */
-import type { ApiError } from '../api/errors.js'
 import type { Result } from '../util/result.js'
 import type { AttemptOutcome } from './outcome.js'
+import { refusal, type OriginationRefusal } from './refusal.js'
 
 export interface HuntMember {
   readonly userId: string
@@ -40,7 +40,7 @@ export interface HuntOps {
   /** Drops reservations of legs that will not be placed. */
   release(uuids: readonly string[]): void
   /** Places one member's legs; resolves once FreeSWITCH accepted the originate. */
-  start(member: HuntMember, legs: readonly HuntLeg[], timeoutSec: number): Promise<Result<Promise<AttemptOutcome>, ApiError>>
+  start(member: HuntMember, legs: readonly HuntLeg[], timeoutSec: number): Promise<Result<Promise<AttemptOutcome>, OriginationRefusal>>
   /** Seconds of FreeSWITCH time since the hunt began. */
   elapsedSec(): number
   /** True once the engine is closing: no further member is tried. */
@@ -70,7 +70,7 @@ export async function runHunt(
   members: readonly HuntMember[],
   times: HuntTimes,
   ops: HuntOps,
-  accepted: (r: Result<void, ApiError>) => void,
+  accepted: (r: Result<void, OriginationRefusal>) => void,
 ): Promise<{ readonly reported: boolean; readonly outcome: AttemptOutcome }> {
   let lastCause: string | undefined
   let first = true
@@ -91,7 +91,7 @@ export async function runHunt(
       if (first) {
         // Cannot happen for a member chosen because it had contacts, unless answer_timeout < 1 s.
         ops.release(member.uuids)
-        accepted({ ok: false, error: { id: 'internal_error', description: 'the hunt had no member to ring' } })
+        accepted({ ok: false, error: refusal('internal', 'the hunt had no member to ring') })
         return { reported: false, outcome: { answered: false, cause: 'NO_ANSWER' } }
       }
       if (timeoutSec === undefined) break

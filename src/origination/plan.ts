@@ -4,10 +4,10 @@
  * text: identifiers are directory records, numbers matched the PSTN pattern, end_user
  * fields are free text that must never be written into an ESL command or document unescaped.
  */
-import type { ApiError } from '../api/errors.js'
 import type { Extension, Group, User } from '../directory/directory.js'
 import type { EndUser } from '../pbx/end-user.js'
 import type { Result } from '../util/result.js'
+import { refusal, type OriginationRefusal } from './refusal.js'
 
 export type Operation = 'call_user' | 'call_group' | 'call_external' | 'initiate_call'
 
@@ -65,13 +65,13 @@ export interface OriginationAccepted {
 export interface OriginationEngine {
   /**
    * Places the call. Resolves once FreeSWITCH accepted the originate (DESIGN.md "When the
-   * reply is sent"); the outcome of the attempt goes to the callback. Errors are values:
-   * pbx_unavailable, user_not_registered, no_member_available, channel_limit_reached, internal_error.
+   * reply is sent"); the outcome of the attempt goes to the callback. A request not placed
+   * is refused with its reason (refusal.ts), as a value.
    */
-  originate(plan: OriginationPlan): Promise<Result<OriginationAccepted, ApiError>>
+  originate(plan: OriginationPlan): Promise<Result<OriginationAccepted, OriginationRefusal>>
 }
 
 /** The engine used until a PBX connection is wired in: never a fake success. */
 export const unavailableEngine: OriginationEngine = {
-  originate: async () => ({ ok: false, error: { id: 'pbx_unavailable', description: 'FreeSWITCH is not connected' } }),
+  originate: async () => ({ ok: false, error: refusal('pbx_unavailable', 'FreeSWITCH is not connected') }),
 }

@@ -149,7 +149,7 @@ t.test('group defaults apply, request values override them', async (t) => {
 t.test('no member registered → no_member_available, nothing originated', async (t) => {
   const h = await setup(t)
   const r = await h.engine.originate(huntPlan(h, 'none'))
-  t.equal(r.ok ? 'ok' : r.error.id, 'no_member_available')
+  t.equal(r.ok ? 'ok' : r.error.reason, 'no_member_available')
   t.equal(h.originates().length, 0)
   t.equal(h.engine.inUse(DOMAIN), 0)
 })

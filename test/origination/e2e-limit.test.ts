@@ -17,7 +17,7 @@ t.test('channel limit: exact under concurrency, calls not made through the API c
   const admitted = plans.filter((_, i) => replies[i]?.ok === true)
   t.equal(admitted.length, 5, 'exactly the free slots are admitted')
   t.same(
-    replies.filter((r) => !r.ok).map((r) => (r.ok ? '' : r.error.id)),
+    replies.filter((r) => !r.ok).map((r) => (r.ok ? '' : r.error.reason)),
     Array(7).fill('channel_limit_reached'),
   )
   t.equal(h.originates().length, 5, 'the refused requests originated nothing')
@@ -33,7 +33,7 @@ t.test('channel limit: exact under concurrency, calls not made through the API c
   await waitFor('slots released', () => h.engine.inUse(DOMAIN) === 4)
   const more = await Promise.all([0, 1, 2].map((i) => h.engine.originate(plan({ kind: 'pstn', number: `0320000000${i}` }))))
   t.same(
-    more.map((r) => (r.ok ? 'ok' : r.error.id)).sort(),
+    more.map((r) => (r.ok ? 'ok' : r.error.reason)).sort(),
     ['channel_limit_reached', 'ok', 'ok'],
   )
 })
@@ -88,5 +88,5 @@ t.test('channels live before the daemon started are counted (show channels + uui
   const ours = engine.tracker.liveChannels(DOMAIN).find((c) => c.requestId === first.requestId)
   t.equal(ours?.role, 'originator', 'our variables were read back from the channel')
   const r = await engine.originate(plan({ kind: 'pstn', number: '0312345679' }))
-  t.equal(r.ok ? 'ok' : r.error.id, 'channel_limit_reached')
+  t.equal(r.ok ? 'ok' : r.error.reason, 'channel_limit_reached')
 })

@@ -45,7 +45,7 @@ t.test('call_user: busy and reject', async (t) => {
 t.test('call_user: not registered → user_not_registered, no originate sent', async (t) => {
   const h = await harness(t)
   const r = await h.engine.originate(plan({ kind: 'user', user: userOf(h.rt, 'dave'), autoAnswer: false }))
-  t.equal(r.ok ? 'ok' : r.error.id, 'user_not_registered')
+  t.equal(r.ok ? 'ok' : r.error.reason, 'user_not_registered')
   t.equal(h.originates().length, 0)
   t.ok(h.sim.commands.some((c) => c.text.startsWith(`bgapi sofia_contact */dave@${DOMAIN}`)))
 })

@@ -62,7 +62,7 @@ t.test('call_user: not registered anywhere → user_not_registered, nothing orig
   const { pbx, rt, engine } = setup()
   t.teardown(() => engine.close())
   const r = await engine.originate(plan({ kind: 'user', user: userOf(rt, 'dave'), autoAnswer: false }))
-  t.equal(r.ok ? 'ok' : r.error.id, 'user_not_registered')
+  t.equal(r.ok ? 'ok' : r.error.reason, 'user_not_registered')
   t.equal(pbx.originates().length, 0)
   t.equal(engine.inUse(DOMAIN), 0, 'no reservation left behind')
 })
@@ -136,7 +136,7 @@ t.test('channel limit: exact under concurrency, nothing originated when refused,
   const refused = replies.filter((r) => !r.ok)
   t.equal(admitted.length, 4, 'exactly the free slots')
   t.same(
-    refused.map((r) => (r.ok ? '' : r.error.id)),
+    refused.map((r) => (r.ok ? '' : r.error.reason)),
     Array(8).fill('channel_limit_reached'),
   )
   t.equal(pbx.originates().length, 4, 'refused requests originated nothing')
@@ -152,7 +152,7 @@ t.test('channel limit: exact under concurrency, nothing originated when refused,
   t.equal(engine.inUse(DOMAIN), 4)
   const again = await Promise.all([engine.originate(plan({ kind: 'pstn', number: '0311' })), engine.originate(plan({ kind: 'pstn', number: '0312' }))])
   t.same(
-    again.map((r) => (r.ok ? 'ok' : r.error.id)),
+    again.map((r) => (r.ok ? 'ok' : r.error.reason)),
     ['ok', 'channel_limit_reached'],
   )
   t.equal(sink.results.length, 1)
@@ -164,11 +164,11 @@ t.test('pbx_unavailable while disconnected, and when the originate is not accept
   pbx.contacts.set(`alice@${DOMAIN}`, [C1])
   pbx.connected = false
   const r1 = await engine.originate(plan({ kind: 'user', user: userOf(rt, 'alice'), autoAnswer: false }))
-  t.equal(r1.ok ? 'ok' : r1.error.id, 'pbx_unavailable')
+  t.equal(r1.ok ? 'ok' : r1.error.reason, 'pbx_unavailable')
   pbx.connected = true
   pbx.refuseSubmit = { kind: 'timeout' }
   const r2 = await engine.originate(plan({ kind: 'user', user: userOf(rt, 'alice'), autoAnswer: false }))
-  t.equal(r2.ok ? 'ok' : r2.error.id, 'pbx_unavailable')
+  t.equal(r2.ok ? 'ok' : r2.error.reason, 'pbx_unavailable')
   t.equal(engine.inUse(DOMAIN), 0, 'reservation released')
   // Should esl-lite send that originate after all, its legs are cancelled.
   pbx.refuseSubmit = undefined
@@ -265,7 +265,7 @@ t.test('close(): calls still ringing are cancelled and reported once', async (t)
   await engine.close()
   t.same(sink.of(p.requestId).map((x) => x.result), [{ result_code: 500, error: { id: 'cancelled', cause: 'ORIGINATOR_CANCEL' } }])
   const again = await engine.originate(plan({ kind: 'pstn', number: '0312345678' }))
-  t.equal(again.ok ? 'ok' : again.error.id, 'pbx_unavailable')
+  t.equal(again.ok ? 'ok' : again.error.reason, 'pbx_unavailable')
 })
 
 t.test('close() while FreeSWITCH is accepting: the API gets an error and no result is ever sent', async (t) => {
@@ -280,7 +280,7 @@ t.test('close() while FreeSWITCH is accepting: the API gets an error and no resu
   release()
   const r = await pending
   await closing
-  t.equal(r.ok ? 'ok' : r.error.id, 'pbx_unavailable')
+  t.equal(r.ok ? 'ok' : r.error.reason, 'pbx_unavailable')
   t.equal(sink.of(p.requestId).length, 0)
   // Whatever that originate creates is hung up by request id.
   t.ok(pbx.commands.includes(`hupall ORIGINATOR_CANCEL cod_request_id ${p.requestId}`))
@@ -336,6 +336,6 @@ t.test('call_group: no member registered → no_member_available, nothing origin
   const group = groupOf(rt, 'sales')
   const members = rt.directory.domain(DOMAIN)?.members(group) ?? []
   const r = await engine.originate(plan({ kind: 'group', group, members, memberAnswerTimeoutSec: 15 }))
-  t.equal(r.ok ? 'ok' : r.error.id, 'no_member_available')
+  t.equal(r.ok ? 'ok' : r.error.reason, 'no_member_available')
   t.equal(pbx.originates().length, 0)
 })

@@ -33,7 +33,7 @@ function fakeOps(script: Script) {
       if (uuids.length > 0) released.push([...uuids])
     },
     start: async (m, legs, timeoutSec) => {
-      if (script.refuseFirst === true && started.length === 0) return { ok: false, error: { id: 'pbx_unavailable', description: 'down' } }
+      if (script.refuseFirst === true && started.length === 0) return { ok: false, error: { reason: 'pbx_unavailable', description: 'down' } }
       started.push({ member: m.userName, legs, timeoutSec })
       const s = script.outcomes[m.userName] ?? { outcome: 'NO_ANSWER', takes: timeoutSec }
       clock += Math.min(s.takes, timeoutSec)

@@ -1,0 +1,43 @@
+/**
+ * Whether a request may be placed at all, before FreeSWITCH is asked anything: the engine is
+ * running and connected, the request id is new, the domain is known; and the channel limit
+ * (channel-limit.ts), whose slots are reserved for the legs a request is about to ring.
+ */
+import type { Directory, DomainDirectory } from '../directory/directory.js'
+import { err, ok, type Result } from '../util/result.js'
+import type { ChannelLimiter } from './channel-limit.js'
+import type { OriginationPlan } from './plan.js'
+import { refusal, STOPPING, type OriginationRefusal } from './refusal.js'
+
+export interface AdmissionState {
+  readonly closed: boolean
+  readonly connected: boolean
+  readonly inFlight: (requestId: string) => boolean
+  readonly directory: () => Directory
+}
+
+/** The request's domain, or why the request is refused before anything is tried. */
+export function admit(plan: OriginationPlan, s: AdmissionState): Result<DomainDirectory, OriginationRefusal> {
+  if (s.closed) return err(STOPPING)
+  if (!s.connected) return err(refusal('pbx_unavailable', 'FreeSWITCH is not connected'))
+  if (s.inFlight(plan.requestId)) return err(refusal('internal', `request id ${plan.requestId} is already in use`))
+  const dom = s.directory().domain(plan.domain)
+  if (dom === undefined) return err(refusal('internal', `unknown domain ${plan.domain}`))
+  return ok(dom)
+}
+
+/** Reserves one channel slot per leg if they all fit under the domain's limit; otherwise refuses. */
+export function reserveLegs(
+  limiter: ChannelLimiter,
+  domain: string,
+  limit: number,
+  uuids: readonly string[],
+): Result<void, OriginationRefusal> {
+  if (limiter.tryReserve(domain, limit, uuids)) return ok(undefined)
+  return err(
+    refusal(
+      'channel_limit_reached',
+      `domain ${domain} would exceed its channel_limit of ${limit} (${limiter.inUse(domain)} in use, ${uuids.length} needed)`,
+    ),
+  )
+}

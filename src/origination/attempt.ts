@@ -1,0 +1,215 @@
+/**
+ * One originate (an "attempt"): all its legs rung together, each with its pre-assigned
+ * `[origination_uuid=...]`; it ends with exactly one AttemptOutcome.
+ *
+ * - Placed with bgapi: start() resolves once FreeSWITCH accepted it (command/reply
+ *   `+OK Job-UUID`), with the promise of its outcome.
+ * - The outcome comes from the BACKGROUND_JOB (leg-outcome.ts). When the job's result is lost
+ *   (ESL drop, or esl-lite re-sending the originate after a reconnect, which FreeSWITCH refuses
+ *   with DESTINATION_OUT_OF_ORDER, capture 23), it is read from the legs' channel events and a
+ *   re-read of the live channels instead (leg-watch.ts).
+ * - A watchdog per originate ends any attempt FreeSWITCH never reported on.
+ * - Once over, its legs' channel reservations are released and its losers hung up.
+ */
+import { performance } from 'node:perf_hooks'
+import type { Runtime } from '../runtime/store.js'
+import { submitJob } from '../pbx/submit.js'
+import type { PbxClient, PbxError } from '../pbx/types.js'
+import type { Logger } from '../util/logger.js'
+import { err, ok, type Result } from '../util/result.js'
+import type { LegCanceller } from './cancel.js'
+import type { ChannelLimiter } from './channel-limit.js'
+import { applyLegEvent, newLegState, outcomeFromChannels, pickCause, verdictOfJob, type LegEvent, type LegState } from './leg-outcome.js'
+import { createLegWatch } from './leg-watch.js'
+import { buildOriginate, type LegPlan } from './originate-spec.js'
+import type { AttemptOutcome } from './outcome.js'
+import type { OriginationPlan } from './plan.js'
+import { pbxRefusal, refusal, type OriginationRefusal } from './refusal.js'
+import type { CallTracker } from './tracker.js'
+
+/** How the outcome is being read: from the BACKGROUND_JOB, or (its result lost) from channel state. */
+type Watching =
+  | { readonly mode: 'job' }
+  | {
+      readonly mode: 'channels'
+      /** When the job result was given up (performance.now()): only a re-read begun after it counts. */
+      readonly lostAt: number
+      /** A re-read of the live channels that began after the loss has completed. */
+      synced: boolean
+      /** The job's own cause, when it said something (DESTINATION_OUT_OF_ORDER). */
+      readonly fallbackCause: string | undefined
+    }
+
+/** An originate in flight. Only this module changes it. */
+export interface Attempt {
+  readonly owner: AttemptOwner
+  readonly uuids: readonly string[]
+  readonly legs: Map<string, LegState>
+  watching: Watching
+  done: boolean
+  readonly resolve: (o: AttemptOutcome) => void
+  timer: NodeJS.Timeout | undefined
+  /** After this (performance.now()), the watchdog ends the attempt whatever is known. */
+  readonly hardDeadline: number
+}
+
+/** The request an attempt is made for: it holds its current attempt, so that closing can end it. */
+export interface AttemptOwner {
+  readonly plan: OriginationPlan
+  /** The domain as configured (channel variables, dialplan context). */
+  readonly domainName: string
+  attempt: Attempt | undefined
+}
+
+export interface AttemptDeps {
+  readonly pbx: PbxClient
+  readonly tracker: CallTracker
+  readonly limiter: ChannelLimiter
+  readonly cancel: LegCanceller
+  readonly runtime: () => Runtime
+  readonly logger: Logger
+  readonly commandTimeoutMs: number
+  /** How long after an originate's own timeout the watchdog steps in. */
+  readonly graceMs: number
+  /** Real seconds per FreeSWITCH second. */
+  readonly timeScale: number
+}
+
+export interface Attempts {
+  /**
+   * Places one originate (its legs are reserved already). Resolves once FreeSWITCH accepted
+   * it, with the promise of its outcome; refused, its reservations are released.
+   */
+  start(owner: AttemptOwner, legs: readonly LegPlan[], timeoutSec: number): Promise<Result<Promise<AttemptOutcome>, OriginationRefusal>>
+  /** Ends the attempt as cancelled (the engine is closing); nothing if it is over already. */
+  cancel(a: Attempt): void
+  close(): void
+}
+
+export function createAttempts(deps: AttemptDeps): Attempts {
+  const { pbx, limiter, cancel, logger: log, graceMs } = deps
+  const fsMs = (sec: number) => sec * 1000 * deps.timeScale
+
+  const fallbackOf = (a: Attempt) => (a.watching.mode === 'channels' ? a.watching.fallbackCause : undefined)
+
+  const finish = (a: Attempt, outcome: AttemptOutcome) => {
+    if (a.done) return
+    a.done = true
+    clearTimeout(a.timer)
+    for (const u of a.uuids) {
+      limiter.release(u)
+      const winner = outcome.answered && outcome.uuid === u
+      watch.retire(u, winner)
+      // The losers of a fork are hung up by FreeSWITCH (LOSE_RACE); make sure of it.
+      if (!winner && watch.isLive(u)) cancel.kill(u)
+    }
+    log.debug({ requestId: a.owner.plan.requestId, outcome }, 'originate ended')
+    a.resolve(outcome)
+  }
+
+  /** Decides from channel state alone, once the job result is lost and the channels re-read. */
+  const evaluate = (a: Attempt) => {
+    if (a.done || a.watching.mode !== 'channels' || !a.watching.synced) return
+    const outcome = outcomeFromChannels(a.legs, a.watching.fallbackCause)
+    if (outcome !== undefined) finish(a, outcome)
+  }
+
+  const lose = (a: Attempt, fallbackCause: string | undefined) => {
+    if (a.done) return
+    log.warn({ requestId: a.owner.plan.requestId, fallbackCause }, 'originate result lost: reading the outcome from channel state')
+    a.watching = { mode: 'channels', lostAt: performance.now(), synced: false, fallbackCause }
+    // Connected: re-read now. Otherwise the reconnection triggers the re-read (tracker).
+    if (pbx.isConnected()) watch.resync()
+  }
+
+  const onJob = (a: Attempt, r: Result<string, PbxError>) => {
+    if (a.done) return
+    const verdict = r.ok ? verdictOfJob(a.legs, r.value) : ({ kind: 'lost', fallbackCause: undefined } as const)
+    if (verdict.kind === 'lost') lose(a, verdict.fallbackCause)
+    else finish(a, verdict.outcome)
+  }
+
+  const watchdog = (a: Attempt) => {
+    if (a.done) return
+    if (performance.now() > a.hardDeadline) {
+      log.error({ requestId: a.owner.plan.requestId }, 'FreeSWITCH never reported on this originate: ending it')
+      for (const u of a.uuids) if (a.legs.get(u)?.live === true) cancel.kill(u)
+      finish(a, { answered: false, cause: pickCause(a.legs, fallbackOf(a)) })
+      return
+    }
+    a.timer = setTimeout(() => watchdog(a), graceMs)
+    if (!pbx.isConnected()) return
+    if (a.watching.mode === 'job') lose(a, undefined)
+    else watch.resync()
+    // Legs still ringing this long after their originate_timeout: FreeSWITCH should have ended them.
+    for (const [u, l] of a.legs) if (l.live && !l.answered) cancel.kill(u)
+  }
+
+  const watch = createLegWatch<Attempt>(deps.tracker, {
+    onLeg(a, uuid, e: LegEvent) {
+      const leg = a.legs.get(uuid)
+      if (leg === undefined) return
+      applyLegEvent(leg, e)
+      // Created: it counts as a live channel now. Ended: it counts no more.
+      if (e.kind !== 'answered') limiter.release(uuid)
+      evaluate(a)
+    },
+    onResynced(a, startedAt) {
+      if (a.watching.mode === 'channels' && a.watching.lostAt <= startedAt) {
+        a.watching.synced = true
+        evaluate(a)
+      }
+    },
+    cancel: (uuid) => cancel.kill(uuid),
+  })
+
+  const start: Attempts['start'] = async (owner, legs, timeoutSec) => {
+    const { plan } = owner
+    const uuids = legs.map((l) => l.uuid)
+    const cmd = buildOriginate(plan, owner.domainName, deps.runtime().directory.domain(plan.domain), legs, timeoutSec)
+    if (!cmd.ok) {
+      limiter.release(...uuids)
+      log.error({ requestId: plan.requestId, problem: cmd.error }, 'originate refused by the command builder')
+      return err(refusal('internal', `cannot build the originate: ${cmd.error.field} ${cmd.error.reason}`))
+    }
+    let resolve!: (o: AttemptOutcome) => void
+    const outcome = new Promise<AttemptOutcome>((r) => (resolve = r))
+    const a: Attempt = {
+      owner,
+      uuids,
+      legs: new Map(uuids.map((u) => [u, newLegState()])),
+      watching: { mode: 'job' },
+      done: false,
+      resolve,
+      timer: undefined,
+      hardDeadline: performance.now() + fsMs(timeoutSec) + 5 * graceMs,
+    }
+    for (const u of uuids) watch.watch(u, a)
+    owner.attempt = a
+    const sub = await submitJob(pbx, cmd.value, {
+      acceptTimeoutMs: deps.commandTimeoutMs,
+      resultTimeoutMs: fsMs(timeoutSec) + graceMs,
+    })
+    if (!sub.ok) {
+      a.done = true
+      for (const u of uuids) {
+        limiter.release(u)
+        // esl-lite may still send it later: whatever it creates is cancelled (leg-watch.ts).
+        watch.retire(u, false)
+      }
+      log.warn({ requestId: plan.requestId, error: sub.error }, 'originate not accepted')
+      return err(pbxRefusal(sub.error, 'the originate'))
+    }
+    // Already ended (the engine closed while FreeSWITCH was accepting it): nothing to watch.
+    if (a.done) return ok(outcome)
+    a.timer = setTimeout(() => watchdog(a), fsMs(timeoutSec) + graceMs)
+    void sub.value.result.then((r) => onJob(a, r))
+    return ok(outcome)
+  }
+
+  return {
+    start,
+    cancel: (a) => finish(a, { answered: false, cause: 'ORIGINATOR_CANCEL' }),
+    close: () => watch.close(),
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * The engine's only window on the channel tracker: it follows the legs of the originates in
+ * flight and tells each attempt what happened to its legs, in the tracker-free terms of
+ * leg-outcome.ts. Everything the engine reads from the tracker's events goes through here
+ * (plus the live count the channel limit reads, wired in engine.ts).
+ *
+ * It also remembers, for a while, the legs of attempts already over: should FreeSWITCH still
+ * create one (e.g. an originate esl-lite sent after we gave up on it), a loser is cancelled.
+ */
+import { performance } from 'node:perf_hooks'
+import type { LegEvent } from './leg-outcome.js'
+import type { CallTracker, ChannelChange } from './tracker.js'
+
+/** How long a settled leg's uuid is remembered, to cancel it should FreeSWITCH still create it. */
+const RETIRED_TTL_MS = 10 * 60 * 1000
+
+export interface LegWatchHandlers<A> {
+  /** A change of a watched leg. */
+  onLeg(attempt: A, uuid: string, e: LegEvent): void
+  /** A re-read of the live channels that began at `startedAt` (performance.now()) completed. */
+  onResynced(attempt: A, startedAt: number): void
+  /** Hangs up a leg of an attempt already over that FreeSWITCH created after all. */
+  cancel(uuid: string): void
+}
+
+export interface LegWatch<A> {
+  /** Reports this leg's changes to `attempt` until it is retired. */
+  watch(uuid: string, attempt: A): void
+  /** Stops watching the leg; a late loser (`winner` false) is cancelled if it appears. */
+  retire(uuid: string, winner: boolean): void
+  /** The tracker knows the channel and it has not hung up. */
+  isLive(uuid: string): boolean
+  /** Re-reads the live channels (when the job result of an attempt is lost). */
+  resync(): void
+  close(): void
+}
+
+/** The tracker's change as a leg event; undefined for the changes an attempt does not need. */
+const legEventOf = (ch: ChannelChange): LegEvent | undefined => {
+  switch (ch.kind) {
+    case 'created':
+      return { kind: 'created', live: ch.channel.state !== 'hangup', answered: ch.channel.answered }
+    case 'answered':
+      return { kind: 'answered', live: ch.channel.state !== 'hangup' }
+    case 'hangup':
+    case 'destroyed':
+      return { kind: 'ended', cause: ch.channel.hangupCause }
+    default:
+      return undefined
+  }
+}
+
+export function createLegWatch<A>(tracker: CallTracker, handlers: LegWatchHandlers<A>): LegWatch<A> {
+  const attemptOf = new Map<string, A>()
+  const retired = new Map<string, { winner: boolean; at: number }>()
+
+  const unsubChange = tracker.onChange((ch) => {
+    const uuid = ch.channel.uuid
+    const a = attemptOf.get(uuid)
+    if (a === undefined) {
+      const r = retired.get(uuid)
+      // A leg of an attempt already over (e.g. an originate esl-lite sent after we gave up on it).
+      if (r !== undefined && !r.winner && ch.channel.state !== 'hangup' && (ch.kind === 'created' || ch.kind === 'answered')) {
+        handlers.cancel(uuid)
+      }
+      return
+    }
+    const e = legEventOf(ch)
+    if (e !== undefined) handlers.onLeg(a, uuid, e)
+  })
+  const unsubResync = tracker.onResynced((startedAt) => {
+    for (const a of new Set(attemptOf.values())) handlers.onResynced(a, startedAt)
+  })
+
+  return {
+    watch(uuid, attempt) {
+      attemptOf.set(uuid, attempt)
+    },
+    retire(uuid, winner) {
+      attemptOf.delete(uuid)
+      const now = performance.now()
+      retired.delete(uuid) // re-inserted at the end, so that the oldest entries come first
+      retired.set(uuid, { winner, at: now })
+      for (const [u, r] of retired) {
+        if (now - r.at < RETIRED_TTL_MS) break
+        retired.delete(u)
+      }
+    },
+    isLive(uuid) {
+      const ch = tracker.get(uuid)
+      return ch !== undefined && ch.state !== 'hangup'
+    },
+    resync() {
+      void tracker.resync()
+    },
+    close() {
+      unsubChange()
+      unsubResync()
+    },
+  }
+}

@@ -1,0 +1,71 @@
+/**
+ * Requests placed as ONE originate whose outcome is the request's result:
+ * - call_user: one leg per registered terminal of the user, all in one originate (`,`), so
+ *   FreeSWITCH rings them together and hangs up the losers (LOSE_RACE, capture 17);
+ * - call_external / initiate_call with a PSTN originator: one leg through the domain's gateway.
+ */
+import { randomUUID } from 'node:crypto'
+import type { DomainDirectory, User } from '../directory/directory.js'
+import { err, ok, type Result } from '../util/result.js'
+import { reserveLegs } from './admission.js'
+import type { Attempts } from './attempt.js'
+import type { ChannelLimiter } from './channel-limit.js'
+import type { ContactLookup } from './contacts.js'
+import type { LegPlan } from './originate-spec.js'
+import type { OriginationAccepted, OriginationPlan } from './plan.js'
+import { refusal, STOPPING, type OriginationRefusal } from './refusal.js'
+import type { Requests } from './requests.js'
+
+export interface SingleCallDeps {
+  readonly limiter: ChannelLimiter
+  readonly requests: Requests
+  readonly attempts: Attempts
+  readonly lookupContacts: ContactLookup
+}
+
+type Placed = Promise<Result<OriginationAccepted, OriginationRefusal>>
+
+export interface SingleCalls {
+  callUser(plan: OriginationPlan, dom: DomainDirectory, user: User, autoAnswer: boolean): Placed
+  callPstn(plan: OriginationPlan, dom: DomainDirectory, number: string): Placed
+}
+
+export function createSingleCalls(deps: SingleCallDeps): SingleCalls {
+  const { requests, attempts } = deps
+
+  const single = async (plan: OriginationPlan, dom: DomainDirectory, legs: readonly LegPlan[]): Placed => {
+    const uuids = legs.map((l) => l.uuid)
+    const reserved = reserveLegs(deps.limiter, plan.domain, dom.config.channel_limit, uuids)
+    if (!reserved.ok) return err(reserved.error)
+    const req = requests.open(plan, dom)
+    const started = await attempts.start(req, legs, plan.answerTimeoutSec)
+    if (!started.ok) {
+      requests.forget(plan.requestId)
+      return err(started.error)
+    }
+    // The engine closed while FreeSWITCH was accepting it; its legs are being cancelled.
+    if (req.settled) return err(STOPPING)
+    req.accepted = true
+    void started.value.then((o) => requests.settle(req, o))
+    return ok({ uuids })
+  }
+
+  return {
+    async callUser(plan, dom, user, autoAnswer) {
+      const contacts = await deps.lookupContacts(user.name, dom.name)
+      if (!contacts.ok) return err(contacts.error)
+      if (contacts.value.length === 0) {
+        return err(refusal('user_not_registered', `user ${user.name} has no registered SIP terminal`))
+      }
+      const legs = contacts.value.map<LegPlan>((contact) => ({
+        uuid: randomUUID(),
+        endpoint: { kind: 'contact', contact },
+        userId: user.id,
+        autoAnswer,
+      }))
+      return single(plan, dom, legs)
+    },
+    callPstn: (plan, dom, number) =>
+      single(plan, dom, [{ uuid: randomUUID(), endpoint: { kind: 'gateway', gateway: dom.config.gateway, number } }]),
+  }
+}
