@@ -42,7 +42,7 @@ t.test('a 2xx is delivered; the request carries the delivery headers and the sig
   t.ok(verifySignature('a-signing-secret-of-enough-length', String(got?.headers['x-signature']), got?.body ?? '', { nowSec: 1_700_000_000 }))
 })
 
-t.test('a 5xx is a retry with the receiver's words and its Retry-After; a 404 is fatal', async (t) => {
+t.test("a 5xx is a retry with the receiver's words and its Retry-After; a 404 is fatal", async (t) => {
   const busy = await receiver(status(503, { 'retry-after': '7' }))
   t.teardown(busy.close)
   t.same(await attemptDelivery(request(busy.url), context), { kind: 'retry', reason: 'HTTP 503: status 503', status: 503, retryAfterMs: 7000 })
