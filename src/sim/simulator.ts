@@ -3,16 +3,31 @@
  * does for the daemon (captures in /work/shared/freeswitch), a simulated sofia profile with the
  * configured terminals registered, simulated PSTN gateways, and mod_xml_curl requests to the
  * daemon for the dialplan and user lookups. See docs/simulator.md.
+ *
+ * This is the composition root: it builds the switch core and registers into it what the core
+ * runs without knowing (the applications, the dialplan hunter, the API for `${api()}`), then
+ * puts the ESL server in front. Below it the folders import one way only:
+ *
+ *   esl → api → calls → core → xml → model, text
+ *         apps → calls      dialplan → core
+ *
+ * (text: FreeSWITCH's string grammars; model: channels, sessions, events, time, registrations;
+ * xml: the mod_xml_curl client and document reader; core: the switch itself; calls: originate,
+ * endpoints, directory, inbound calls; apps: the dialplan applications; api: API commands.)
  */
 import { randomUUID } from 'node:crypto'
 import os from 'node:os'
 import type { DomainConfig, SimBehaviour } from '../config/schema.js'
 import { silentLogger, type Logger } from '../util/logger.js'
-import { syncApi } from './api.js'
-import { SwitchCore, type ExecutedApp } from './core.js'
-import { EslServer } from './esl-server.js'
-import { Registry } from './registry.js'
-import { Session } from './session.js'
+import { syncApi } from './api/sync.js'
+import { APPS } from './apps/table.js'
+import { placeInboundCall, type InboundCall } from './calls/inbound.js'
+import { channelView, type SimChannelView } from './channel-view.js'
+import { SwitchCore } from './core/switch-core.js'
+import type { ExecutedApp } from './core/switch.js'
+import { huntDialplan } from './dialplan/hunt.js'
+import { EslServer } from './esl/server.js'
+import { Registry } from './model/registry.js'
 
 export interface SimulatorOptions {
   /** Users' `sim.terminals` and the domain's `sim.pstn` say how they behave. */
@@ -26,24 +41,6 @@ export interface SimulatorOptions {
   readonly logger?: Logger
   /** Multiplies every simulated delay (tests use e.g. 0.05); default 1. */
   readonly timeScale?: number
-}
-
-export interface SimChannelView {
-  readonly uuid: string
-  readonly name: string
-  readonly direction: 'inbound' | 'outbound'
-  /** Channel-State (CS_EXECUTE, CS_CONSUME_MEDIA...). */
-  readonly state: string
-  readonly callState: string
-  readonly answered: boolean
-  readonly destination: string
-  readonly context: string
-  readonly variables: Readonly<Record<string, string>>
-  /** The bridged (or originating) other leg. */
-  readonly otherLeg?: string
-  readonly bridgedTo?: string
-  readonly hangupCause?: string
-  readonly application?: string
 }
 
 export class Simulator {
@@ -62,10 +59,13 @@ export class Simulator {
       registry,
       identity: { coreUuid: randomUUID(), hostname: os.hostname(), ipv4: '127.0.0.1', ipv6: '::1' },
       ...(opts.xmlCurl !== undefined ? { xmlCurl: opts.xmlCurl } : {}),
+      // What the core runs, registered here: it imports none of them.
+      apps: APPS,
+      dialplan: huntDialplan,
+      api: (sw, cmd, arg) => syncApi(sw, cmd, arg)?.text ?? '',
     })
-    this.core.syncApi = (cmd, arg) => syncApi(this.core, cmd, arg)?.text ?? ''
     this.esl = new EslServer({
-      core: this.core,
+      sw: this.core,
       password: opts.password,
       logger,
       onCommand: (text) => this.log.push({ at: Date.now(), text }),
@@ -99,7 +99,7 @@ export class Simulator {
   }
 
   liveChannels(): ReadonlyArray<SimChannelView> {
-    return [...this.core.sessions.values()].filter((s) => !s.destroyed).map(view)
+    return [...this.core.sessions.values()].filter((s) => !s.destroyed).map(channelView)
   }
 
   /** Every application run (dialplan, originate `&app`, sendmsg), optionally for one channel. */
@@ -133,107 +133,14 @@ export class Simulator {
    * XML dialplan in the caller's user_context (the domain name) through mod_xml_curl.
    * Resolves the channel's uuid once CHANNEL_CREATE has fired.
    */
-  placeInboundCall(o: { domain: string; fromUser: string; destination: string }): Promise<string> {
-    const core = this.core
-    const user = core.registry.user(o.domain, o.fromUser)
-    const domain = core.registry.domain(o.domain)
-    if (user === undefined || domain === undefined) return Promise.reject(new Error(`sim: no user ${o.fromUser}@${o.domain}`))
-    const terminal = core.registry.terminals(domain.name, user).find((t) => t.behaviour.behaviour !== 'unregistered')
-    const port = terminal?.port ?? 5060
-    const uuid = core.newUuid()
-    const name = `sofia/${core.profile}/${user.name}@${domain.name}`
-    const s = new Session({
-      uuid,
-      name,
-      direction: 'inbound',
-      profile: {
-        direction: 'inbound',
-        logicalDirection: 'inbound',
-        username: user.name,
-        dialplan: 'XML',
-        callerIdName: user.label ?? user.name,
-        callerIdNumber: user.name,
-        origCallerIdName: user.label ?? user.name,
-        origCallerIdNumber: user.name,
-        networkAddr: '127.0.0.1',
-        ani: user.name,
-        destinationNumber: o.destination,
-        source: 'mod_sofia',
-        context: domain.name,
-      },
-    })
-    s.hitDialplan = true
-    s.presenceId = `${user.name}@${domain.name}`
-    const vars: Array<[string, string]> = [
-      ['direction', 'inbound'],
-      ['uuid', uuid],
-      ['session_id', String(core.sessionsSinceStartup + 1)],
-      ['sip_from_user', user.name],
-      ['sip_from_uri', `${user.name}@${domain.name}`],
-      ['sip_from_host', domain.name],
-      ['channel_name', name],
-      ['sip_call_id', `${randomUUID()}@127.0.0.1`],
-      ['sip_local_network_addr', '127.0.0.1'],
-      ['sip_network_ip', '127.0.0.1'],
-      ['sip_network_port', String(port)],
-      ['sip_received_ip', '127.0.0.1'],
-      ['sip_received_port', String(port)],
-      ['sip_via_protocol', 'udp'],
-      ['sip_authorized', 'true'],
-      ['sip_number_alias', user.extension ?? user.name],
-      ['sip_auth_username', user.name],
-      ['sip_auth_realm', domain.name],
-      ['number_alias', user.extension ?? user.name],
-      ['requested_user_name', user.name],
-      ['requested_domain_name', domain.name],
-      ['user_context', domain.name],
-      ['effective_caller_id_name', user.label ?? user.name],
-      ['effective_caller_id_number', user.extension ?? user.name],
-      ['user_name', user.name],
-      ['domain_name', domain.name],
-      ['sofia_profile_name', core.profile],
-      ['sip_req_user', o.destination],
-      ['sip_req_uri', `${o.destination}@${domain.name}`],
-      ['sip_req_host', domain.name],
-      ['sip_to_user', o.destination],
-      ['sip_to_uri', `${o.destination}@${domain.name}`],
-      ['sip_to_host', domain.name],
-      ['sip_contact_user', user.name],
-      ['sip_contact_port', String(port)],
-      ['sip_contact_uri', `${user.name}@127.0.0.1:${port}`],
-      ['sip_contact_host', '127.0.0.1'],
-      ['presence_id', `${user.name}@${domain.name}`],
-      ['call_uuid', uuid],
-    ]
-    for (const [k, v] of vars) s.setVar(k, v)
-    core.add(s)
-    s.callState = 'RINGING'
-    core.requestStep(s, { kind: 'route' })
-    return Promise.resolve(uuid)
+  placeInboundCall(o: InboundCall): Promise<string> {
+    const placed = placeInboundCall(this.core, o)
+    return placed.ok ? Promise.resolve(placed.value) : Promise.reject(new Error(placed.error))
   }
 
   /** DTMF from the far end: DTMF events, and digits for play_and_get_digits. */
   sendDtmf(uuid: string, digits: string): void {
     const s = this.core.sessions.get(uuid)
     if (s !== undefined) this.core.receiveDtmf(s, digits)
-  }
-}
-
-function view(s: Session): SimChannelView {
-  const bridged = s.bridge === undefined ? undefined : s.bridge.a === s ? s.bridge.b.uuid : s.bridge.a.uuid
-  return {
-    uuid: s.uuid,
-    name: s.name,
-    direction: s.direction,
-    state: s.runningState,
-    callState: s.callState,
-    answered: s.answered,
-    destination: s.profile.destinationNumber,
-    context: s.profile.context,
-    variables: Object.fromEntries(s.vars),
-    ...(s.other !== undefined ? { otherLeg: s.other.uuid } : {}),
-    ...(bridged !== undefined ? { bridgedTo: bridged } : {}),
-    ...(s.hangupCause !== undefined ? { hangupCause: s.hangupCause } : {}),
-    ...(s.currentApp !== undefined ? { application: s.currentApp.name } : {}),
   }
 }

@@ -4,9 +4,9 @@
  * switch_ivr_originate.c), so the daemon's escaping is checked against the real rules.
  */
 import t from 'tap'
-import { cleanupSeparatedString, createBrackets, separateString, urlEncode, type VarList } from '../../src/sim/fs-strings.js'
-import { parseDialString } from '../../src/sim/dialstring.js'
-import { expandVariables } from '../../src/sim/expand.js'
+import { cleanupSeparatedString, createBrackets, separateString, urlEncode, type VarList } from '../../src/sim/text/fs-strings.js'
+import { parseDialString } from '../../src/sim/text/dialstring.js'
+import { expandVariables } from '../../src/sim/text/expand.js'
 
 t.test('switch_separate_string on blanks: quotes group, are stripped, escapes resolve', async (t) => {
   t.same(separateString("a  'b c'   d", ' '), ['a', 'b c', 'd'])

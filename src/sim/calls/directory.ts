@@ -5,10 +5,10 @@
  * reply is "not found", use the static directory, which here is the simulator's configuration.
  * A user is found by `id` or `number-alias` (capture xml_curl/08: user/8001 reaches id 1001).
  */
-import type { SwitchCore } from './core.js'
-import type { VarList } from './fs-strings.js'
-import { child, childrenNamed, findSection, parseXml, type XmlElement } from './xml.js'
-import { xmlCurlFetch } from './xmlcurl.js'
+import type { Switch } from '../core/switch.js'
+import type { VarList } from '../text/fs-strings.js'
+import { xmlCurlFetch } from '../xml/curl.js'
+import { child, childrenNamed, findSection, parseXml, type XmlElement } from '../xml/document.js'
 
 export interface DirectoryUser {
   /** The `id` attribute: becomes `dialed_user`. */
@@ -25,9 +25,9 @@ export const STATIC_DIAL_STRING =
   '{^^:sip_invite_domain=${dialed_domain}:presence_id=${dialed_user}@${dialed_domain}}${sofia_contact(*/${dialed_user}@${dialed_domain})}'
 
 /** The static directory: the configured users; the SIP user name is the user's `name`. */
-function staticUser(core: SwitchCore, user: string, domain: string): DirectoryUser | undefined {
-  const u = core.registry.user(domain, user)
-  const d = core.registry.domain(domain)
+function staticUser(sw: Switch, user: string, domain: string): DirectoryUser | undefined {
+  const u = sw.registry.user(domain, user)
+  const d = sw.registry.domain(domain)
   if (u === undefined || d === undefined) return undefined
   return {
     id: u.name,
@@ -73,20 +73,20 @@ function variables(e: XmlElement | undefined): VarList {
  * Locates a user for a `user/` leg. `undefined`: unknown (SUBSCRIBER_ABSENT, capture 15).
  * `legVars` are the originate's variables, which FreeSWITCH adds to the request (capture xml_curl/02).
  */
-export async function locateUser(core: SwitchCore, user: string, domain: string, legVars: VarList): Promise<DirectoryUser | undefined> {
-  const binding = core.xmlCurl
-  if (binding === undefined) return staticUser(core, user, domain)
-  const form = core.bus.coreHeaders('REQUEST_PARAMS', ['mod_dptools.c', 'user_outgoing_channel', '4366'])
+export async function locateUser(sw: Switch, user: string, domain: string, legVars: VarList): Promise<DirectoryUser | undefined> {
+  const binding = sw.xmlCurl
+  if (binding === undefined) return staticUser(sw, user, domain)
+  const form = sw.bus.coreHeaders('REQUEST_PARAMS', ['mod_dptools.c', 'user_outgoing_channel', '4366'])
   form.push(['as_channel', 'true'], ['action', 'user_call'], ...legVars, ['key', 'id'], ['user', user], ['domain', domain])
   const res = await xmlCurlFetch(
     binding,
-    { hostname: core.bus.identity.hostname, section: 'directory', tagName: 'domain', keyName: 'name', keyValue: domain, params: form },
-    core.logger,
-    core.shutdown.signal,
+    { hostname: sw.bus.identity.hostname, section: 'directory', tagName: 'domain', keyName: 'name', keyValue: domain, params: form },
+    sw.logger,
+    sw.closing,
   )
-  if (!res.ok) return staticUser(core, user, domain)
+  if (!res.ok) return staticUser(sw, user, domain)
   const section = findSection(parseXml(res.body), 'directory')
-  if (section === undefined || section === 'not-found') return staticUser(core, user, domain)
+  if (section === undefined || section === 'not-found') return staticUser(sw, user, domain)
   const domainEl = childrenNamed(section, 'domain').find((d) => (d.attrs['name'] ?? '').toLowerCase() === domain.toLowerCase())
   if (domainEl === undefined) return undefined
   const userEl = findUser(domainEl, user)

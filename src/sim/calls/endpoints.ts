@@ -15,13 +15,13 @@
  *   `${dialed_user}`, `${dialed_domain}` and `${sofia_contact(...)}` expanded, dialed in place.
  * - anything else: CHAN_NOT_IMPLEMENTED (switch_core_session_outgoing_channel: no such endpoint).
  */
-import type { FarEnd } from './channel.js'
-import type { SwitchCore } from './core.js'
-import { str2cause } from './causes.js'
+import type { Switch } from '../core/switch.js'
+import { str2cause } from '../model/causes.js'
+import type { FarEnd } from '../model/channel.js'
+import { farEndOf, TERMINAL_HOST } from '../model/registry.js'
+import { parseDialString, varsToMap } from '../text/dialstring.js'
+import type { VarList } from '../text/fs-strings.js'
 import { locateUser } from './directory.js'
-import { parseDialString, varsToMap } from './dialstring.js'
-import type { VarList } from './fs-strings.js'
-import { farEndOf, TERMINAL_HOST } from './registry.js'
 
 export type LegPlan =
   | { readonly kind: 'fail'; readonly cause: string }
@@ -45,7 +45,7 @@ export function mergeVars(...lists: VarList[]): VarList {
 
 const MAX_DEPTH = 4
 
-export async function resolveLeg(core: SwitchCore, endpoint: string, vars: VarList, depth = 0): Promise<LegPlan[]> {
+export async function resolveLeg(sw: Switch, endpoint: string, vars: VarList, depth = 0): Promise<LegPlan[]> {
   const slash = endpoint.indexOf('/')
   const tech = slash < 0 ? endpoint : endpoint.slice(0, slash)
   const rest = slash < 0 ? '' : endpoint.slice(slash + 1)
@@ -53,16 +53,16 @@ export async function resolveLeg(core: SwitchCore, endpoint: string, vars: VarLi
     case 'error':
       return [{ kind: 'fail', cause: str2cause(rest) }]
     case 'sofia':
-      return [sofiaLeg(core, rest, vars)]
+      return [sofiaLeg(sw, rest, vars)]
     case 'user':
       if (depth >= MAX_DEPTH) return [{ kind: 'fail', cause: 'INVALID_IE_CONTENTS' }]
-      return userLeg(core, rest, vars, depth)
+      return userLeg(sw, rest, vars, depth)
     default:
       return [{ kind: 'fail', cause: 'CHAN_NOT_IMPLEMENTED' }]
   }
 }
 
-function sofiaLeg(core: SwitchCore, rest: string, vars: VarList): LegPlan {
+function sofiaLeg(sw: Switch, rest: string, vars: VarList): LegPlan {
   const slash = rest.indexOf('/')
   if (slash < 0) return { kind: 'fail', cause: 'INVALID_URL' }
   const profile = rest.slice(0, slash)
@@ -70,11 +70,11 @@ function sofiaLeg(core: SwitchCore, rest: string, vars: VarList): LegPlan {
   if (profile === 'gateway') {
     const [gw, number] = target.split('/', 2)
     if (gw === undefined || gw === '' || number === undefined || number === '') return { kind: 'fail', cause: 'INVALID_URL' }
-    if (core.registry.gatewayDomain(gw) === undefined) return { kind: 'fail', cause: 'INVALID_GATEWAY' }
+    if (sw.registry.gatewayDomain(gw) === undefined) return { kind: 'fail', cause: 'INVALID_GATEWAY' }
     const dest = number.split(';')[0] as string
     return {
       kind: 'channel',
-      name: `sofia/${core.profile}/${dest}`,
+      name: `sofia/${sw.profile}/${dest}`,
       destination: dest,
       vars: mergeVars(
         vars,
@@ -82,13 +82,13 @@ function sofiaLeg(core: SwitchCore, rest: string, vars: VarList): LegPlan {
           ['sip_gateway_name', gw],
           ['sip_destination_url', `sip:${dest}@${gw}`],
         ],
-        sofiaVars(core, `${dest}@${gw}`, gw),
+        sofiaVars(sw, `${dest}@${gw}`, gw),
       ),
-      farEnd: farEndOf(core.registry.pstnBehaviour(gw, dest), 'pstn', dest),
+      farEnd: farEndOf(sw.registry.pstnBehaviour(gw, dest), 'pstn', dest),
       endpoint: 'sofia',
     }
   }
-  if (profile !== core.profile) return { kind: 'fail', cause: 'INVALID_PROFILE' }
+  if (profile !== sw.profile) return { kind: 'fail', cause: 'INVALID_PROFILE' }
   const uri = target.replace(/^sips?:/i, '').split(';')[0] as string
   const at = uri.lastIndexOf('@')
   const user = at < 0 ? '' : uri.slice(0, at)
@@ -96,7 +96,7 @@ function sofiaLeg(core: SwitchCore, rest: string, vars: VarList): LegPlan {
   const colon = hostPort.lastIndexOf(':')
   const host = colon < 0 ? hostPort : hostPort.slice(0, colon)
   const port = colon < 0 ? 5060 : Number(hostPort.slice(colon + 1))
-  const terminal = core.registry.terminalAt(host, port)
+  const terminal = sw.registry.terminalAt(host, port)
   const farEnd: FarEnd =
     terminal === undefined
       ? { kind: 'terminal', label: uri, refuse: 'deadContact' }
@@ -104,12 +104,12 @@ function sofiaLeg(core: SwitchCore, rest: string, vars: VarList): LegPlan {
   const vm = varsToMap(vars)
   return {
     kind: 'channel',
-    name: `sofia/${core.profile}/${uri}`,
+    name: `sofia/${sw.profile}/${uri}`,
     destination: user,
     vars: mergeVars(
       [['sip_destination_url', `sip:${uri}`]],
       vars,
-      sofiaVars(core, uri, hostPort, vm.get('sip_invite_domain') ?? TERMINAL_HOST),
+      sofiaVars(sw, uri, hostPort, vm.get('sip_invite_domain') ?? TERMINAL_HOST),
     ),
     farEnd,
     endpoint: 'sofia',
@@ -117,7 +117,7 @@ function sofiaLeg(core: SwitchCore, rest: string, vars: VarList): LegPlan {
 }
 
 /** The sofia variables a new outbound leg carries from CHANNEL_CREATE on (capture 06). */
-function sofiaVars(core: SwitchCore, reqUri: string, toHost: string, fromHost = TERMINAL_HOST): VarList {
+function sofiaVars(sw: Switch, reqUri: string, toHost: string, fromHost = TERMINAL_HOST): VarList {
   return [
     ['originate_early_media', 'false'],
     ['rtp_use_codec_string', 'PCMU,PCMA'],
@@ -125,18 +125,18 @@ function sofiaVars(core: SwitchCore, reqUri: string, toHost: string, fromHost = 
     ['sip_req_uri', reqUri],
     ['sip_to_host', toHost],
     ['sip_from_host', fromHost],
-    ['sofia_profile_name', core.profile],
-    ['recovery_profile_name', core.profile],
+    ['sofia_profile_name', sw.profile],
+    ['recovery_profile_name', sw.profile],
     ['sofia_profile_url', `sip:mod_sofia@${TERMINAL_HOST}:5060`],
   ]
 }
 
-async function userLeg(core: SwitchCore, rest: string, vars: VarList, depth: number): Promise<LegPlan[]> {
+async function userLeg(sw: Switch, rest: string, vars: VarList, depth: number): Promise<LegPlan[]> {
   const at = rest.indexOf('@')
   const user = at < 0 ? rest : rest.slice(0, at)
-  const domain = at < 0 ? (core.globals.get('domain') ?? '') : rest.slice(at + 1)
+  const domain = at < 0 ? (sw.globals.get('domain') ?? '') : rest.slice(at + 1)
   if (user === '' || domain === '') return [{ kind: 'fail', cause: 'SUBSCRIBER_ABSENT' }]
-  const found = await locateUser(core, user, domain, vars)
+  const found = await locateUser(sw, user, domain, vars)
   if (found === undefined) return [{ kind: 'fail', cause: 'SUBSCRIBER_ABSENT' }]
   if (found.dialString === undefined) return [{ kind: 'fail', cause: 'MANDATORY_IE_MISSING' }]
   const dialed: VarList = [
@@ -145,7 +145,7 @@ async function userLeg(core: SwitchCore, rest: string, vars: VarList, depth: num
   ]
   // switch_event_expand_headers over the leg's variables plus dialed_user/dialed_domain.
   const lookup = varsToMap(vars, dialed)
-  const dest = core.expandLookup((n) => lookup.get(n), found.dialString)
+  const dest = sw.expandLookup((n) => lookup.get(n), found.dialString)
   // mod_dptools.c: "Waddya Daft?" refuses a dial-string that would call the same user/ again.
   if (dest.toLowerCase().includes(`user/${found.id.toLowerCase()}`)) return [{ kind: 'fail', cause: 'INVALID_IE_CONTENTS' }]
   const parsed = parseDialString(dest)
@@ -153,7 +153,7 @@ async function userLeg(core: SwitchCore, rest: string, vars: VarList, depth: num
   const presence: VarList = found.dialString.includes('presence_id=') ? [] : [['presence_id', `${found.id}@${domain}`]]
   const plans: LegPlan[] = []
   for (const leg of parsed.groups[0] ?? []) {
-    const inner = await resolveLeg(core, leg.endpoint, mergeVars(vars, dialed, parsed.globals, leg.vars, presence, found.variables), depth + 1)
+    const inner = await resolveLeg(sw, leg.endpoint, mergeVars(vars, dialed, parsed.globals, leg.vars, presence, found.variables), depth + 1)
     for (const p of inner) {
       plans.push(p.kind === 'channel' ? { ...p, vars: mergeVars(p.vars, [['originate_endpoint', 'user']]), endpoint: 'user' } : p)
     }

@@ -1,7 +1,8 @@
 /**
  * Simulated time: every delay the simulator waits (a phone ringing, an answer after N seconds,
  * originate_timeout, sleep...) is multiplied by `timeScale`, so tests run a 20 s scenario in 1 s.
- * Every timer is tracked so that close() leaves no handle behind.
+ * Every timer is tracked so that close() leaves no handle behind. Waiting for an interruption
+ * (untilAborted) is here too: it is the other way an application's time ends.
  */
 export interface TimerHandle {
   cancel(): void
@@ -51,4 +52,15 @@ export class Clock {
     for (const t of this.timers) clearTimeout(t)
     this.timers.clear()
   }
+}
+
+/**
+ * Resolves when `signal` aborts (at once when it already has): an application that runs until
+ * it is interrupted (park, endless_playback, echo, a bridge waiting for its end).
+ */
+export function untilAborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve()
+    else signal.addEventListener('abort', () => resolve(), { once: true })
+  })
 }

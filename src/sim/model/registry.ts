@@ -7,7 +7,7 @@
  * "The SIP profile needs multiple-registrations=contact"): every terminal is its own contact,
  * `sip:<user name>@127.0.0.1:<port>`, with a port fixed per terminal for the simulator's life.
  */
-import type { DomainConfig, SimBehaviour, UserConfig } from '../config/schema.js'
+import type { DomainConfig, SimBehaviour, UserConfig } from '../../config/schema.js'
 import type { FarEnd } from './channel.js'
 
 export const FIRST_TERMINAL_PORT = 5070

@@ -12,15 +12,15 @@
  *   on-true, always, never; `anti-action`s when a condition fails; nested conditions; `inline`
  *   actions run while hunting; extension `continue="true"` keeps hunting. Time-of-day and
  *   `regex="all|any|xor"` conditions are not simulated.
+ *
+ * The composition root registers huntDialplan into the core as its CS_ROUTING step.
  */
-import type { SwitchCore } from './core.js'
-import { isTrue } from './core.js'
-import type { Session, QueuedApp } from './session.js'
-import { SimChannel } from './channel.js'
-import { childrenNamed, findSection, parseXml, type XmlElement } from './xml.js'
-import { xmlCurlFetch } from './xmlcurl.js'
-
-type ExecInline = (name: string, arg: string) => Promise<void>
+import type { InlineApp, Switch } from '../core/switch.js'
+import { SimChannel } from '../model/channel.js'
+import type { QueuedApp, Session } from '../model/session.js'
+import { isTrue } from '../text/switch-true.js'
+import { xmlCurlFetch } from '../xml/curl.js'
+import { childrenNamed, findSection, parseXml, type XmlElement } from '../xml/document.js'
 
 /** switch_caller_get_field_by_name. */
 function callerField(s: Session, field: string): string | undefined {
@@ -80,18 +80,18 @@ const substitute = (data: string, m: RegExpExecArray): string => data.replace(/\
 
 const actionData = (a: XmlElement): string => (a.text !== '' ? a.text : (a.attrs['data'] ?? ''))
 
-async function parseExten(core: SwitchCore, s: Session, node: XmlElement, apps: QueuedApp[], inline: ExecInline, recur: number): Promise<boolean> {
+async function parseExten(sw: Switch, s: Session, node: XmlElement, apps: QueuedApp[], inline: InlineApp, recur: number): Promise<boolean> {
   if (recur > 20) return false
   let proceed = false
   for (const cond of childrenNamed(node, 'condition')) {
     const field = cond.attrs['field']
     const exprChild = childrenNamed(cond, 'expression')[0]
-    const expression = core.expand(s, exprChild !== undefined ? exprChild.text : (cond.attrs['expression'] ?? ''))
+    const expression = sw.expand(s, exprChild !== undefined ? exprChild.text : (cond.attrs['expression'] ?? ''))
     const brk = (cond.attrs['break'] ?? 'on-false').toLowerCase()
     let antiAction = true
     let match: RegExpExecArray | null = null
     if (field !== undefined) {
-      const data = field.includes('$') ? core.expand(s, field) : (callerField(s, field) ?? '')
+      const data = field.includes('$') ? sw.expand(s, field) : (callerField(s, field) ?? '')
       match = regexMatch(expression, data)
       proceed = match !== null
       if (proceed) antiAction = false
@@ -114,7 +114,7 @@ async function parseExten(core: SwitchCore, s: Session, node: XmlElement, apps: 
     }
     if ((!antiAction && brk === 'on-true') || (antiAction && brk === 'on-false') || brk === 'always') break
     if (proceed && childrenNamed(cond, 'condition').length > 0) {
-      proceed = await parseExten(core, s, cond, apps, inline, recur + 1)
+      proceed = await parseExten(sw, s, cond, apps, inline, recur + 1)
       if (!proceed) {
         if (brk === 'never') continue
         return false
@@ -124,7 +124,7 @@ async function parseExten(core: SwitchCore, s: Session, node: XmlElement, apps: 
   return proceed
 }
 
-async function addAction(a: XmlElement, data: string, apps: QueuedApp[], inline: ExecInline): Promise<void> {
+async function addAction(a: XmlElement, data: string, apps: QueuedApp[], inline: InlineApp): Promise<void> {
   const name = a.attrs['application'] ?? ''
   const loops = Math.max(1, parseInt(a.attrs['loop'] ?? '1', 10) || 1)
   for (let i = 0; i < loops; i++) {
@@ -137,29 +137,29 @@ async function addAction(a: XmlElement, data: string, apps: QueuedApp[], inline:
  * Fetches and hunts the dialplan for the session's current caller profile. Returns the
  * extension's applications, or undefined when there is no route.
  */
-export async function huntDialplan(core: SwitchCore, s: Session, inline: ExecInline): Promise<QueuedApp[] | undefined> {
-  const binding = core.xmlCurl
+export async function huntDialplan(sw: Switch, s: Session, inline: InlineApp): Promise<QueuedApp[] | undefined> {
+  const binding = sw.xmlCurl
   if (binding === undefined) return undefined
-  const form = core.bus.coreHeaders('REQUEST_PARAMS', ['mod_dialplan_xml.c', 'dialplan_xml_locate', '610'])
+  const form = sw.bus.coreHeaders('REQUEST_PARAMS', ['mod_dialplan_xml.c', 'dialplan_xml_locate', '610'])
   form.push(...s.eventData(), ...SimChannel.profileHeaders('Hunt', s.profile, s.times))
-  const res = await xmlCurlFetch(binding, { hostname: core.bus.identity.hostname, section: 'dialplan', tagName: '', keyName: '', keyValue: '', params: form }, core.logger, core.shutdown.signal)
+  const res = await xmlCurlFetch(binding, { hostname: sw.bus.identity.hostname, section: 'dialplan', tagName: '', keyName: '', keyValue: '', params: form }, sw.logger, sw.closing)
   if (!s.up) return undefined
   if (!res.ok) return undefined
   const section = findSection(parseXml(res.body), 'dialplan')
   if (section === undefined || section === 'not-found') {
-    if (section === undefined) core.logger.warn({ uuid: s.uuid }, 'sim dialplan: unusable document')
+    if (section === undefined) sw.logger.warn({ uuid: s.uuid }, 'sim dialplan: unusable document')
     return undefined
   }
   const ctx = s.profile.context || 'default'
   const contexts = childrenNamed(section, 'context')
   const context = contexts.find((c) => c.attrs['name'] === ctx) ?? contexts.find((c) => c.attrs['name'] === 'global')
   if (context === undefined) {
-    core.logger.info({ uuid: s.uuid, context: ctx }, `sim dialplan: Context ${ctx} not found`)
+    sw.logger.info({ uuid: s.uuid, context: ctx }, `sim dialplan: Context ${ctx} not found`)
     return undefined
   }
   const apps: QueuedApp[] = []
   for (const ext of childrenNamed(context, 'extension')) {
-    const proceed = await parseExten(core, s, ext, apps, inline, 0)
+    const proceed = await parseExten(sw, s, ext, apps, inline, 0)
     if (!s.up) return undefined
     if (proceed && !isTrue(ext.attrs['continue'])) break
   }

@@ -16,12 +16,13 @@
  *   its caller id and exported variables, gets ring-back when a leg rings, and cancels the legs
  *   with ORIGINATOR_CANCEL when it hangs up.
  */
-import { isTrue, type SwitchCore } from './core.js'
-import { parseDialString, varsToMap } from './dialstring.js'
+import type { Switch } from '../core/switch.js'
+import type { TimerHandle } from '../model/clock.js'
+import { Session } from '../model/session.js'
+import { parseDialString, varsToMap } from '../text/dialstring.js'
+import type { VarList } from '../text/fs-strings.js'
+import { isTrue } from '../text/switch-true.js'
 import { mergeVars, resolveLeg, type LegPlan } from './endpoints.js'
-import type { VarList } from './fs-strings.js'
-import { Session } from './session.js'
-import type { TimerHandle } from './clock.js'
 
 export interface OriginateOptions {
   readonly dialString: string
@@ -46,7 +47,7 @@ const positive = (v: string | undefined): number | undefined => {
   return Number.isFinite(n) && n > 0 ? n : undefined
 }
 
-export async function originate(core: SwitchCore, opts: OriginateOptions): Promise<OriginateOutcome> {
+export async function originate(sw: Switch, opts: OriginateOptions): Promise<OriginateOutcome> {
   const parsed = parseDialString(opts.dialString)
   if (parsed === undefined) return { ok: false, cause: 'DESTINATION_OUT_OF_ORDER', legs: [] }
   const caller = opts.caller
@@ -65,7 +66,7 @@ export async function originate(core: SwitchCore, opts: OriginateOptions): Promi
     for (const leg of group) {
       const vars = mergeVars(leg.vars, globals)
       const localUuid = varsToMap(leg.vars).get('origination_uuid')
-      const resolved = await resolveLeg(core, leg.endpoint, vars)
+      const resolved = await resolveLeg(sw, leg.endpoint, vars)
       resolved.forEach((plan, i) => plans.push({ plan, ...(localUuid !== undefined ? { localUuid } : {}), first: i === 0 }))
     }
     if (cancelled()) return { ok: false, cause: 'ORIGINATOR_CANCEL', legs: allLegs }
@@ -83,12 +84,12 @@ export async function originate(core: SwitchCore, opts: OriginateOptions): Promi
         uuid = globalUuid
         globalUuid = undefined
       }
-      if (uuid !== undefined && core.sessions.has(uuid)) {
+      if (uuid !== undefined && sw.sessions.has(uuid)) {
         creationFailure = 'DESTINATION_OUT_OF_ORDER'
         continue
       }
-      const s = buildSession(core, plan, uuid, opts)
-      core.add(s)
+      const s = buildSession(sw, plan, uuid, opts)
+      sw.add(s)
       sessions.push(s)
     }
     if (sessions.length === 0) {
@@ -96,8 +97,8 @@ export async function originate(core: SwitchCore, opts: OriginateOptions): Promi
       continue
     }
     allLegs.push(...sessions)
-    for (const s of sessions) core.startFarEnd(s)
-    const result = await race(core, sessions, timelimit, opts)
+    for (const s of sessions) sw.startFarEnd(s)
+    const result = await race(sw, sessions, timelimit, opts)
     if (result.ok) {
       const w = result.winner
       w.setVar('endpoint_disposition', 'ANSWER')
@@ -134,8 +135,8 @@ function inherited(caller: Session | undefined): VarList {
   return out
 }
 
-function buildSession(core: SwitchCore, plan: Extract<LegPlan, { kind: 'channel' }>, uuidIn: string | undefined, opts: OriginateOptions): Session {
-  const uuid = uuidIn ?? core.newUuid()
+function buildSession(sw: Switch, plan: Extract<LegPlan, { kind: 'channel' }>, uuidIn: string | undefined, opts: OriginateOptions): Session {
+  const uuid = uuidIn ?? sw.newUuid()
   const caller = opts.caller
   const v = varsToMap(plan.vars)
   const cidName = v.get('origination_caller_id_name') ?? opts.cidName ?? (caller === undefined ? undefined : (caller.getVar('effective_caller_id_name') ?? caller.profile.callerIdName))
@@ -163,9 +164,9 @@ function buildSession(core: SwitchCore, plan: Extract<LegPlan, { kind: 'channel'
   s.setVar('is_outbound', 'true')
   s.setVar('uuid', uuid)
   s.setVar('call_uuid', caller?.uuid ?? uuid)
-  s.setVar('session_id', String(core.sessionsSinceStartup + 1))
+  s.setVar('session_id', String(sw.sessionsSinceStartup + 1))
   s.setVar('sip_local_network_addr', '127.0.0.1')
-  s.setVar('sip_profile_name', core.profile)
+  s.setVar('sip_profile_name', sw.profile)
   s.setVar('video_media_flow', 'disabled')
   s.setVar('text_media_flow', 'disabled')
   s.setVar('channel_name', plan.name)
@@ -207,7 +208,7 @@ function flipCallerId(s: Session): void {
   s.setVar('channel_cid_flipped', 'yes')
 }
 
-function race(core: SwitchCore, legs: Session[], timelimit: number, opts: OriginateOptions): Promise<RaceResult> {
+function race(sw: Switch, legs: Session[], timelimit: number, opts: OriginateOptions): Promise<RaceResult> {
   return new Promise<RaceResult>((resolve) => {
     let settled = false
     const timers: TimerHandle[] = []
@@ -215,7 +216,7 @@ function race(core: SwitchCore, legs: Session[], timelimit: number, opts: Origin
     const onAbort = (): void => {
       if (settled) return
       finish({ ok: false, cause: 'ORIGINATOR_CANCEL', cancelled: true })
-      for (const l of legs) core.hangup(l, 'ORIGINATOR_CANCEL')
+      for (const l of legs) sw.hangup(l, 'ORIGINATOR_CANCEL')
     }
     const finish = (r: RaceResult): void => {
       if (settled) return
@@ -234,13 +235,13 @@ function race(core: SwitchCore, legs: Session[], timelimit: number, opts: Origin
         for (const l of legs) {
           if (l === w || !l.up) continue
           l.setVar('group_dial_status', 'loser')
-          core.hangup(l, 'LOSE_RACE')
+          sw.hangup(l, 'LOSE_RACE')
         }
         finish({ ok: true, winner: w })
       })
       leg.progressHooks.push(() => {
         const c = opts.caller
-        if (c !== undefined && c.up && !c.answered) core.progress(c)
+        if (c !== undefined && c.up && !c.answered) sw.progress(c)
       })
       leg.reportedHooks.push((l) => {
         reported.add(l)
@@ -249,19 +250,19 @@ function race(core: SwitchCore, legs: Session[], timelimit: number, opts: Origin
       const legTimeout = positive(leg.getVar('leg_timeout'))
       if (legTimeout !== undefined) {
         timers.push(
-          core.clock.after(legTimeout, () => {
-            if (leg.up && !leg.answered) core.hangup(leg, 'ALLOTTED_TIMEOUT')
+          sw.clock.after(legTimeout, () => {
+            if (leg.up && !leg.answered) sw.hangup(leg, 'ALLOTTED_TIMEOUT')
           }),
         )
       }
     }
     timers.push(
-      core.clock.after(timelimit, () => {
+      sw.clock.after(timelimit, () => {
         if (settled) return
         const ringing = legs.filter((l) => l.up)
         if (ringing.length === 0) return
         finish({ ok: false, cause: 'NO_ANSWER', timeout: true })
-        for (const l of ringing) core.hangup(l, 'NO_ANSWER')
+        for (const l of ringing) sw.hangup(l, 'NO_ANSWER')
       }),
     )
     opts.signal?.addEventListener('abort', onAbort, { once: true })

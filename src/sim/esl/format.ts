@@ -2,8 +2,11 @@
  * The bytes mod_event_socket writes (mod_event_socket.c v1.10.12; captures esl/01, 04, 06, 08, 22).
  * Content-Length always counts bytes, never characters.
  */
-import type { SimEvent } from './events.js'
-import { urlEncode } from './fs-strings.js'
+import type { SimEvent } from '../model/events.js'
+import { urlEncode } from '../text/fs-strings.js'
+
+/** The event formats `event` accepts. */
+export type EventFormat = 'plain' | 'json' | 'xml'
 
 export const AUTH_REQUEST = 'Content-Type: auth/request\n\n'
 
@@ -62,4 +65,29 @@ export function eventPlainBody(event: SimEvent): string {
 export function eventPlain(event: SimEvent): string {
   const body = eventPlainBody(event)
   return `Content-Length: ${Buffer.byteLength(body)}\nContent-Type: text/event-plain\n\n${body}`
+}
+
+const xmlEscape = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;')
+
+/** text/event-xml (switch_event_xmlize): `<event><headers><Name>value</Name>...</headers><body>`. */
+function eventXml(ev: SimEvent): string {
+  let xml = '<event>\n  <headers>\n'
+  for (const [k, v] of ev.headers) xml += `    <${k}>${xmlEscape(v)}</${k}>\n`
+  if (ev.body !== undefined) xml += `    <Content-Length>${Buffer.byteLength(ev.body)}</Content-Length>\n  </headers>\n  <body>${xmlEscape(ev.body)}</body>\n`
+  else xml += '  </headers>\n'
+  xml += '</event>\n'
+  return `Content-Length: ${Buffer.byteLength(xml)}\nContent-Type: text/event-xml\n\n${xml}`
+}
+
+/** Each event is serialised once per format, however many connections receive it. */
+const serialised = new WeakMap<SimEvent, Map<string, string>>()
+export function formatted(ev: SimEvent, format: EventFormat): string {
+  let byFormat = serialised.get(ev)
+  if (byFormat === undefined) serialised.set(ev, (byFormat = new Map()))
+  let text = byFormat.get(format)
+  if (text === undefined) {
+    text = format === 'json' ? eventJson(ev) : format === 'plain' ? eventPlain(ev) : eventXml(ev)
+    byFormat.set(format, text)
+  }
+  return text
 }

@@ -15,11 +15,13 @@
  * list (`USER_BUSY,NO_ANSWER` or numbers) for those causes; failure_causes is the opposite list.
  * (last_bridge_hangup_cause is only set when a bridge that happened ends.)
  */
-import { causeNumber } from './causes.js'
-import { isTrue, untilAborted, type SwitchCore } from './core.js'
-import { separateString } from './fs-strings.js'
-import { originate } from './originate.js'
-import type { Session } from './session.js'
+import { originate } from '../calls/originate.js'
+import type { Switch } from '../core/switch.js'
+import { causeNumber } from '../model/causes.js'
+import { untilAborted } from '../model/clock.js'
+import type { Session } from '../model/session.js'
+import { separateString } from '../text/fs-strings.js'
+import { isTrue } from '../text/switch-true.js'
 
 /** switch_ivr_originate: DIALSTATUS for a failed originate with a calling session. */
 export function dialStatus(cause: string): string {
@@ -44,7 +46,7 @@ const inList = (list: string, cause: string): boolean =>
   separateString(list, ',').some((c) => c.toUpperCase() === cause || c === String(causeNumber(cause)))
 
 /** switch_channel_handle_cause: go on with the dialplan, or hang up with the cause. */
-export function handleCause(core: SwitchCore, a: Session, cause: string): void {
+export function handleCause(sw: Switch, a: Session, cause: string): void {
   if (!a.up) return
   if (cause !== 'ATTENDED_TRANSFER') {
     const continueOnFail = a.getVar('continue_on_fail')
@@ -57,24 +59,24 @@ export function handleCause(core: SwitchCore, a: Session, cause: string): void {
       return
     }
   }
-  if (a.next === undefined && a.runningState !== 'CS_ROUTING') core.hangup(a, cause)
+  if (a.next === undefined && a.runningState !== 'CS_ROUTING') sw.hangup(a, cause)
 }
 
-export async function bridgeApp(core: SwitchCore, a: Session, data: string, signal: AbortSignal): Promise<void> {
+export async function bridgeApp(sw: Switch, a: Session, data: string, signal: AbortSignal): Promise<void> {
   if (data.trim() === '') return
-  const res = await originate(core, { dialString: data, caller: a, signal })
+  const res = await originate(sw, { dialString: data, caller: a, signal })
   const first = res.legs[0]
   if (!res.ok) {
     a.setVar('originate_disposition', res.cause)
     a.setVar('DIALSTATUS', dialStatus(res.cause))
     if (first !== undefined) a.setVar('originate_causes', `${first.uuid};${first.hangupCause ?? res.cause}`)
     a.setVar('originate_failed_cause', res.cause)
-    handleCause(core, a, res.cause)
+    handleCause(sw, a, res.cause)
     return
   }
   const b = res.session
   if (!a.up || signal.aborted) {
-    core.hangup(b, 'ORIGINATOR_CANCEL')
+    sw.hangup(b, 'ORIGINATOR_CANCEL')
     return
   }
   a.setVar('originated_legs', `${b.uuid};Outbound Call;${b.profile.destinationNumber}`)
@@ -82,13 +84,13 @@ export async function bridgeApp(core: SwitchCore, a: Session, data: string, sign
   a.setVar('originate_disposition', 'SUCCESS')
   a.setVar('DIALSTATUS', 'SUCCESS')
   // The answer reaches the caller: an unanswered A (a phone that dialed) is answered now.
-  if (!a.answered) core.answer(a)
-  const bridge = core.linkBridge(a, b, true)
+  if (!a.answered) sw.answer(a)
+  const bridge = sw.linkBridge(a, b, true)
   b.setState('CS_EXCHANGE_MEDIA', 5)
   a.profile.calleeIdName = b.profile.calleeIdName
   a.profile.calleeIdNumber = b.profile.destinationNumber
-  core.fireBridge(bridge, 'CHANNEL_BRIDGE')
+  sw.fireBridge(bridge, 'CHANNEL_BRIDGE')
   const end = await Promise.race([bridge.done, untilAborted(signal).then(() => undefined)])
   if (end === undefined || end.by === 'a') return
-  core.afterBridge(a, end, false)
+  sw.afterBridge(a, end, false)
 }

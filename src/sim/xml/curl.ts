@@ -10,9 +10,9 @@
  */
 import http from 'node:http'
 import https from 'node:https'
-import type { Logger } from '../util/logger.js'
-import type { Headers } from './events.js'
-import { urlEncode } from './fs-strings.js'
+import type { Logger } from '../../util/logger.js'
+import type { Headers } from '../model/events.js'
+import { urlEncode } from '../text/fs-strings.js'
 
 export interface XmlCurlBinding {
   readonly url: string

@@ -1,0 +1,215 @@
+/**
+ * A channel's life from its far end's point of view: ringing, early media, answer, DTMF
+ * received, and the hangup with its reporting (CHANNEL_HANGUP, HANGUP_COMPLETE, DESTROY).
+ *
+ * Event order is what the captures show (README.md "Where a failing job lands", 00-event-sequences):
+ * CHANNEL_HANGUP is fired at once; CHANNEL_HANGUP_COMPLETE and CHANNEL_DESTROY follow on later
+ * turns of the event loop (setImmediate), so whoever reacts to a hangup synchronously (an
+ * originate timing out: BACKGROUND_JOB before HANGUP_COMPLETE, capture 10) or on the "reported"
+ * hook between the two (a refused or killed leg: BACKGROUND_JOB after HANGUP_COMPLETE and before
+ * DESTROY, captures 11, 24) lands where FreeSWITCH puts it. Everything that must come before a
+ * later event runs in promise continuations (microtasks), never on timers.
+ */
+import { causeQ850, SIP_REFUSALS } from '../model/causes.js'
+import type { Clock } from '../model/clock.js'
+import { nowMicros } from '../model/events.js'
+import type { Session } from '../model/session.js'
+import { cdrVars } from './cdr.js'
+import type { ChannelTable } from './channel-table.js'
+import type { HangupHow } from './switch.js'
+
+/** Delay between INVITE and the far end's 180 or final refusal (captures: ~20 ms). */
+export const RESPONSE_DELAY_SEC = 0.02
+
+/**
+ * What a hangup must tell the bridge a leg is in (its peer, CHANNEL_UNBRIDGE). The bridging part
+ * sits above this one, so it is handed in rather than imported.
+ */
+export type BridgedHangup = (s: Session) => void
+
+export class ChannelLife {
+  constructor(
+    private readonly table: ChannelTable,
+    private readonly clock: Clock,
+    private readonly bridgedHangup: BridgedHangup,
+  ) {}
+
+  /**
+   * Starts the far end of an outbound leg: 180 then 200 after answer_after seconds, or a
+   * refusal (486/603/503, no 180: capture 11), or ringing until cancelled (capture 10).
+   */
+  startFarEnd(s: Session): void {
+    const fe = s.farEnd
+    if (fe === undefined) return
+    if (fe.refuse !== undefined) {
+      const r = SIP_REFUSALS[fe.refuse]
+      s.farEndTimers.push(
+        this.clock.after(RESPONSE_DELAY_SEC, () => this.hangup(s, r.cause, { disposition: 'recv_refuse', sip: { status: r.status, phrase: r.phrase } })),
+      )
+      return
+    }
+    s.farEndTimers.push(this.clock.after(RESPONSE_DELAY_SEC, () => this.progress(s)))
+    if (fe.answerAfter !== undefined) {
+      const after = Math.max(fe.answerAfter, RESPONSE_DELAY_SEC)
+      s.farEndTimers.push(
+        this.clock.after(after, () => {
+          this.progress(s)
+          this.answer(s)
+        }),
+      )
+    }
+  }
+
+  // ---------------------------------------------------------------- call progress
+
+  /** 180 Ringing: CHANNEL_PROGRESS [CS_CONSUME_MEDIA/DOWN/ringing], then the call state is RINGING. */
+  progress(s: Session): void {
+    if (!s.up || s.ringReady || s.answered) return
+    s.ringReady = true
+    s.times.progress = nowMicros()
+    if (s.direction === 'outbound') {
+      s.profile.networkAddr = '127.0.0.1'
+      const port = /:(\d+)$/.exec(s.name)?.[1]
+      s.setVar('sip_network_ip', '127.0.0.1')
+      if (port !== undefined) s.setVar('sip_network_port', port)
+    }
+    this.table.fireChannel('CHANNEL_PROGRESS', s)
+    this.setCallState(s, 'RINGING')
+    for (const h of [...s.progressHooks]) h(s)
+  }
+
+  /** 183 / pre_answer: CHANNEL_PROGRESS_MEDIA, Answer-State early. */
+  preAnswer(s: Session): void {
+    if (!s.up || s.answered || s.answerState === 'early') return
+    s.times.progressMedia = nowMicros()
+    s.mediaUp = true
+    s.answerState = 'early'
+    this.table.fireChannel('CHANNEL_PROGRESS_MEDIA', s)
+    this.setCallState(s, 'EARLY')
+  }
+
+  /** 200 OK / answer: CHANNEL_ANSWER while the call state still lags (capture 06), then ACTIVE. */
+  answer(s: Session): void {
+    if (!s.up || s.answered) return
+    s.answered = true
+    s.answerState = 'answered'
+    s.times.answered = nowMicros()
+    s.mediaUp = true
+    for (const [k, v] of MEDIA_VARS) s.setVar(k, v)
+    this.table.fireChannel('CHANNEL_ANSWER', s)
+    this.setCallState(s, 'ACTIVE')
+    for (const h of [...s.answerHooks]) h(s)
+    const fe = s.farEnd
+    if (fe?.hangupAfter !== undefined) {
+      s.farEndTimers.push(this.clock.after(fe.hangupAfter, () => this.remoteBye(s)))
+    }
+  }
+
+  /** switch_channel_perform_set_callstate: CHANNEL_CALLSTATE with the previous state. */
+  private setCallState(s: Session, state: string): void {
+    const prev = s.callState
+    if (prev === state) return
+    s.callState = state
+    this.table.fireChannel('CHANNEL_CALLSTATE', s, [['Original-Channel-Call-State', prev]])
+  }
+
+  /** The far end hangs up: BYE when answered (capture 25: recv_bye, 200), else CANCEL / 487. */
+  remoteBye(s: Session, cause = 'NORMAL_CLEARING'): void {
+    if (!s.up) return
+    if (s.answered) this.hangup(s, cause, { disposition: 'recv_bye', sip: { status: 200, phrase: 'OK' } })
+    else if (s.direction === 'inbound') this.hangup(s, cause, { disposition: 'recv_cancel' })
+    else this.hangup(s, cause, { disposition: 'recv_refuse', sip: { status: 487, phrase: 'Request Terminated' } })
+  }
+
+  /** Queues digits as received from the far end and fires one DTMF event per digit. */
+  receiveDtmf(s: Session, digits: string): void {
+    if (!s.up) return
+    for (const d of digits) {
+      s.dtmfBuffer += d
+      this.table.fireChannel('DTMF', s, [
+        ['DTMF-Digit', d],
+        ['DTMF-Duration', '2000'],
+        ['DTMF-Source', 'RTP'],
+      ])
+    }
+    for (const w of [...s.dtmfWaiters]) w()
+  }
+
+  // ---------------------------------------------------------------- hangup
+
+  /**
+   * switch_channel_hangup: CHANNEL_HANGUP now; running applications end (their
+   * CHANNEL_EXECUTE_COMPLETE follows, capture 06); the bridged leg is told; reporting later.
+   */
+  hangup(s: Session, cause: string, how: HangupHow = {}): void {
+    if (!s.up) return
+    s.hangupCause = cause
+    s.answerState = 'hangup'
+    s.stateNumber = 10
+    const disposition = how.disposition ?? (s.answered ? 'send_bye' : s.direction === 'outbound' ? 'send_cancel' : 'send_refuse')
+    s.hangupDisposition = disposition
+    if (how.sip !== undefined) {
+      const { status, phrase } = how.sip
+      if (disposition === 'recv_refuse') {
+        s.setVar('sip_hangup_disposition', 'recv_refuse')
+        s.setVar('sip_invite_failure_status', String(status))
+        s.setVar('sip_invite_failure_phrase', phrase)
+      }
+      s.setVar('sip_term_status', String(status))
+      s.setVar('proto_specific_hangup_cause', `sip:${status}`)
+      s.setVar('sip_term_cause', String(causeQ850(cause)))
+    }
+    for (const t of s.farEndTimers.splice(0)) t.cancel()
+    for (const t of s.scheduled.splice(0)) t.cancel()
+    this.table.fireChannel('CHANNEL_HANGUP', s)
+    if (disposition === 'recv_bye') s.setVar('sip_hangup_disposition', 'recv_bye')
+    for (const ac of [...s.appAborts]) ac.abort()
+    for (const w of [...s.dtmfWaiters]) w()
+    if (s.bridge !== undefined) this.bridgedHangup(s)
+    for (const h of s.hangupHooks.splice(0)) h(s)
+    setImmediate(() => void this.report(s))
+  }
+
+  /** CS_REPORTING: CHANNEL_HANGUP_COMPLETE (with the CDR variables), "reported" hooks, then DESTROY. */
+  private async report(s: Session): Promise<void> {
+    if (s.finalizeGate !== undefined) await s.finalizeGate
+    const now = nowMicros()
+    s.times.hangup = now
+    s.setState('CS_REPORTING', 11)
+    this.setCallState(s, 'HANGUP')
+    if (s.hangupDisposition === 'send_bye' || s.hangupDisposition === 'send_cancel' || s.hangupDisposition === 'send_refuse') {
+      s.setVar('sip_hangup_disposition', s.hangupDisposition)
+    }
+    if (s.hangupDisposition === 'send_cancel') {
+      s.setVar('sip_invite_failure_status', '487')
+      s.setVar('sip_invite_failure_phrase', 'CANCEL')
+    }
+    for (const [k, v] of cdrVars(s, now)) s.setVar(k, v)
+    this.table.fireChannel('CHANNEL_HANGUP_COMPLETE', s, [], [['Hangup-Cause', s.hangupCause ?? 'NORMAL_CLEARING']])
+    for (const h of s.reportedHooks.splice(0)) h(s)
+    setImmediate(() => {
+      s.stateNumber = 12
+      // A bridged B leg gets its own call uuid back by CHANNEL_DESTROY (capture 19).
+      s.callUuid = s.uuid
+      s.setVar('call_uuid', s.uuid)
+      this.table.fireChannel('CHANNEL_DESTROY', s)
+      s.destroyed = true
+      this.table.sessions.delete(s.uuid)
+      s.resolveDestroyed()
+    })
+  }
+}
+
+/** Variables FreeSWITCH sets once media is negotiated (capture 06 CHANNEL_ANSWER). */
+const MEDIA_VARS: ReadonlyArray<readonly [string, string]> = [
+  ['rtp_use_codec_name', 'PCMU'],
+  ['rtp_use_codec_rate', '8000'],
+  ['rtp_use_codec_ptime', '20'],
+  ['read_codec', 'PCMU'],
+  ['original_read_codec', 'PCMU'],
+  ['read_rate', '8000'],
+  ['original_read_rate', '8000'],
+  ['write_codec', 'PCMU'],
+  ['write_rate', '8000'],
+  ['dtmf_type', 'rfc2833'],
+]
