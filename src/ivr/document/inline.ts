@@ -5,7 +5,7 @@
  * correct when present, no whitespace, zero unused bits, and the bytes must be UTF-8.
  */
 import { err, ok, type Result } from '../../util/result.js'
-import { DEFAULT_IVR_LIMITS } from './types.js'
+import { DEFAULT_IVR_LIMITS } from '../syntax/types.js'
 
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 

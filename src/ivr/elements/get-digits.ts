@@ -22,15 +22,118 @@
  * without valid input, Digits is '' and the next element runs.
  */
 import { app } from '../../pbx/commands.js'
-import type { GetDigits } from '../document/types.js'
-import { BEEP, blankArg, promptsFile } from './media.js'
-import { EXEC_TIMEOUT_MS, NEXT, type ElementModule } from './types.js'
+import { ok, type Result } from '../../util/result.js'
+import * as C from '../syntax/checks.js'
+import { quote } from '../syntax/params.js'
+import { fail, positionOf } from '../syntax/reader.js'
+import type { ElementBase, Param } from '../syntax/types.js'
+import { BEEP, blankArg, fileString } from './media.js'
+import { play, type Play } from './play.js'
+import { speak, type Speak } from './speak.js'
+import { EXEC_TIMEOUT_MS, NEXT, type ElementContext, type ElementModule, type Outcome } from './types.js'
+import { wait, type Wait } from './wait.js'
+
+/** What GetDigits plays: Play, Speak and Wait children. */
+export type Prompt = Play | Speak | Wait
+
+export interface GetDigits extends ElementBase {
+  readonly type: 'GetDigits'
+  /** Absent: execution goes on with the next element. */
+  readonly action: Param<readonly string[]> | undefined
+  /** Seconds to wait for the first key, 1-300, default 5. */
+  readonly timeout: Param<number>
+  /** Seconds between keys, 1-300, default 5. */
+  readonly interdigitTimeout: Param<number>
+  /** One key, or '' for none; default '#'. */
+  readonly finishOnKey: Param<string>
+  /** 1-99, default 99. */
+  readonly numDigits: Param<number>
+  /** Default '0123456789*#'. */
+  readonly validDigits: Param<string>
+  /** 1-10, default 1. */
+  readonly maxTries: Param<number>
+  /** Default false. */
+  readonly playBeep: Param<boolean>
+  /** Children without `purpose`, in document order: played to ask for input. */
+  readonly prompts: readonly Prompt[]
+  /** Children with `purpose="alert"`, in document order: played after invalid input. */
+  readonly alerts: readonly Prompt[]
+}
+
+declare module '../syntax/types.js' {
+  interface IvrElementTypes {
+    GetDigits: GetDigits
+  }
+}
 
 /** The channel variable play_and_get_digits writes the input to. */
 export const DIGITS_VAR = 'cod_ivr_digits'
 
+const TIMEOUT = C.intIn(1, 300)
+const NUM_DIGITS = C.intIn(1, 99)
+const MAX_TRIES = C.intIn(1, 10)
+const FINISH_ON_KEY = C.dtmfKeys(0, 1)
+const VALID_DIGITS = C.dtmfKeys(1, 16)
+
+const PROMPTS = [play, speak, wait] as const
+
+function promptFiles(p: Prompt, ctx: ElementContext): Result<string[], Outcome> {
+  switch (p.type) {
+    case 'Play':
+      return play.files(p, ctx)
+    case 'Speak':
+      return speak.files(p, ctx)
+    case 'Wait':
+      return wait.files(p, ctx)
+  }
+}
+
+/** The prompts of a GetDigits as one file (undefined: nothing to play). */
+function promptsFile(prompts: readonly Prompt[], ctx: ElementContext, extra: readonly string[] = []): Result<string | undefined, Outcome> {
+  const items: string[] = []
+  for (const p of prompts) {
+    const files = promptFiles(p, ctx)
+    if (!files.ok) return files
+    items.push(...files.value)
+  }
+  items.push(...extra)
+  return ok(fileString(items))
+}
+
 export const getDigits: ElementModule<GetDigits> = {
   name: 'GetDigits',
+  attributes: ['action', 'timeout', 'interdigitTimeout', 'finishOnKey', 'numDigits', 'validDigits', 'maxTries', 'playBeep'],
+  parse(node, ctx) {
+    const prompts: Prompt[] = []
+    const alerts: Prompt[] = []
+    for (const c of ctx.children(node, '<GetDigits>')) {
+      const prompt = PROMPTS.find((m) => m.name === c.el.name)
+      if (prompt === undefined) {
+        ctx.refuseUnknown(c)
+        return fail(positionOf(c), `<GetDigits> may contain only <Play>, <Speak> and <Wait>, found <${c.el.name}>`)
+      }
+      const child = ctx.enter(node, c, [...prompt.attributes, 'purpose'])
+      const purpose = child.attrs.get('purpose')
+      if (purpose !== undefined && purpose !== 'alert') {
+        fail(child.pos, `${c.el.name} purpose ${quote(purpose)}: must be alert (or absent for a prompt)`)
+      }
+      ;(purpose === 'alert' ? alerts : prompts).push(prompt.parse(child, ctx))
+    }
+    return {
+      type: 'GetDigits',
+      pos: node.pos,
+      action: ctx.optionalAttr(node, 'action', C.urlList),
+      timeout: ctx.attr(node, 'timeout', TIMEOUT, 5),
+      interdigitTimeout: ctx.attr(node, 'interdigitTimeout', TIMEOUT, 5),
+      finishOnKey: ctx.attr(node, 'finishOnKey', FINISH_ON_KEY, '#'),
+      numDigits: ctx.attr(node, 'numDigits', NUM_DIGITS, 99),
+      validDigits: ctx.attr(node, 'validDigits', VALID_DIGITS, '0123456789*#'),
+      maxTries: ctx.attr(node, 'maxTries', MAX_TRIES, 1),
+      playBeep: ctx.attr(node, 'playBeep', C.bool, false),
+      prompts,
+      alerts,
+    }
+  },
   async run(el, ctx) {
     const action = ctx.optional(el.action)
     if (!action.ok) return action.error

@@ -3,9 +3,25 @@
  * is tried in order) into `var`. Any failure (fetch, status, size, not JSON) gives null, never
  * an error: documents test the variable.
  */
+import * as C from '../syntax/checks.js'
+import type { ElementBase, HttpMethod, Param } from '../syntax/types.js'
 import { isPlainObject, type Value } from '../expr/value.js'
-import type { GetJSON } from '../document/types.js'
 import { GONE, NEXT, type ElementModule } from './types.js'
+
+export interface GetJSON extends ElementBase {
+  readonly type: 'GetJSON'
+  readonly var: string
+  /** One URL or a comma list tried in order. */
+  readonly url: Param<readonly string[]>
+  /** Default POST. */
+  readonly method: Param<HttpMethod>
+}
+
+declare module '../syntax/types.js' {
+  interface IvrElementTypes {
+    GetJSON: GetJSON
+  }
+}
 
 /**
  * JSON.parse output as an expression value: it already is plain data (null, booleans, numbers,
@@ -26,6 +42,17 @@ export function jsonValue(v: unknown): Value {
 
 export const getJson: ElementModule<GetJSON> = {
   name: 'GetJSON',
+  attributes: ['var', 'url', 'method'],
+  parse(node, ctx) {
+    ctx.empty(node)
+    return {
+      type: 'GetJSON',
+      pos: node.pos,
+      var: ctx.varName(node),
+      url: ctx.requiredAttr(node, 'url', C.urlList),
+      method: ctx.attr(node, 'method', C.httpMethod, 'POST'),
+    }
+  },
   async run(el, ctx) {
     const urls = ctx.value(el.url)
     const method = ctx.value(el.method)

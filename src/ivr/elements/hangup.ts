@@ -4,8 +4,25 @@
  * (mod_sofia answers an unanswered INVITE with the cause's SIP status: 603 for CALL_REJECTED,
  * 486 for USER_BUSY); nothing here answers first.
  */
-import type { Hangup, HangupReason } from '../document/types.js'
+import * as C from '../syntax/checks.js'
+import type { ElementBase, Param } from '../syntax/types.js'
 import type { ElementModule } from './types.js'
+
+export type HangupReason = 'rejected' | 'busy'
+
+export interface Hangup extends ElementBase {
+  readonly type: 'Hangup'
+  /** Absent: normal clearing. */
+  readonly reason: Param<HangupReason> | undefined
+}
+
+declare module '../syntax/types.js' {
+  interface IvrElementTypes {
+    Hangup: Hangup
+  }
+}
+
+const REASON = C.oneOf<HangupReason>(['rejected', 'busy'])
 
 export const HANGUP_CAUSES: Readonly<Record<HangupReason, string>> = {
   rejected: 'CALL_REJECTED',
@@ -14,6 +31,11 @@ export const HANGUP_CAUSES: Readonly<Record<HangupReason, string>> = {
 
 export const hangup: ElementModule<Hangup> = {
   name: 'Hangup',
+  attributes: ['reason'],
+  parse(node, ctx) {
+    ctx.empty(node)
+    return { type: 'Hangup', pos: node.pos, reason: ctx.optionalAttr(node, 'reason', REASON) }
+  },
   async run(el, ctx) {
     const reason = ctx.optional(el.reason)
     if (!reason.ok) return reason.error

@@ -1,9 +1,15 @@
 /**
- * The table from element name to its module (jambonz feature-server lib/tasks/make_task.js does
- * the same from verb to task class). The mapped type makes the table total: an element added
- * to the document model without a module here does not compile.
+ * The elements of the IVR language: THE list. Each module owns its element's type, the
+ * attributes and children it accepts, how it is read from the document and how it runs; the
+ * document parser reads statements through this table and the session runs them through it
+ * (jambonz feature-server lib/tasks/make_task.js does the same from verb to task class).
+ *
+ * Adding an element: write `elements/<name>.ts` (its interface added to IvrElementTypes, and an
+ * ElementModule with name, attributes, parse and run), then add it to ELEMENTS below. The mapped
+ * type makes the table total: an element type without its module here does not compile.
+ * The order is the order of messages that list elements (e.g. "only allowed inside <If> or <Cond>").
  */
-import type { IvrElement } from '../document/types.js'
+import type { IvrElement, IvrElementTypes } from '../syntax/types.js'
 import { answer } from './answer.js'
 import { cond } from './cond.js'
 import { getDigits } from './get-digits.js'
@@ -22,7 +28,7 @@ import { transfer } from './transfer.js'
 import type { ElementContext, ElementModule, Outcome } from './types.js'
 import { wait } from './wait.js'
 
-export type ElementTable = { readonly [K in IvrElement['type']]: ElementModule<Extract<IvrElement, { type: K }>> }
+export type ElementTable = { readonly [K in keyof IvrElementTypes]: ElementModule<IvrElementTypes[K]> }
 
 export const ELEMENTS: ElementTable = {
   Answer: answer,
@@ -43,18 +49,34 @@ export const ELEMENTS: ElementTable = {
   Hangup: hangup,
 }
 
-/** Runs one element with its module. */
-export function runElement(el: IvrElement, ctx: ElementContext, table: ElementTable = ELEMENTS): Promise<Outcome> {
+/** The module of an element (the table's value under its name). */
+export function moduleOf(el: IvrElement, table: ElementTable = ELEMENTS): ElementModule<IvrElement> {
   // TypeScript cannot correlate `table[el.type]` with `el` (a union on both sides); the mapped
   // type above guarantees that the module under a name takes the element of that name.
-  const module = table[el.type] as unknown as ElementModule<IvrElement>
-  return module.run(el, ctx)
+  return table[el.type] as unknown as ElementModule<IvrElement>
 }
 
-export type { ElementContext, ElementModule, LoadedDocument, Outcome } from './types.js'
+/** Runs one element with its module. */
+export function runElement(el: IvrElement, ctx: ElementContext, table: ElementTable = ELEMENTS): Promise<Outcome> {
+  return moduleOf(el, table).run(el, ctx)
+}
+
+export type { ElementContext, ElementModule, LoadedDocument, Outcome, PromptModule } from './types.js'
 export { EXEC_TIMEOUT_MS, GONE, NEXT, runtimeError } from './types.js'
-export { DIGITS_VAR } from './get-digits.js'
-export { HANGUP_CAUSES } from './hangup.js'
-export { HOLD_MUSIC } from './park.js'
-export { failureReason, type TransferFailureReason } from './transfer.js'
+export type { Answer } from './answer.js'
+export type { Cond, CondClause } from './cond.js'
+export { DIGITS_VAR, type GetDigits, type Prompt } from './get-digits.js'
+export { jsonValue, type GetJSON } from './get-json.js'
+export type { GoTo } from './goto.js'
+export { HANGUP_CAUSES, type Hangup, type HangupReason } from './hangup.js'
+export type { If } from './if.js'
+export { HOLD_MUSIC, type Park } from './park.js'
+export type { Play } from './play.js'
+export type { Redirect } from './redirect.js'
+export type { SetVar } from './set.js'
+export type { SetErrorHandler } from './set-error-handler.js'
+export type { Speak } from './speak.js'
+export type { Switch, SwitchCase } from './switch.js'
+export { failureReason, type FailureAction, type Transfer, type TransferFailureReason } from './transfer.js'
+export type { Wait } from './wait.js'
 export { fliteVoice, FLITE_VOICES, speakText, promptText, fetchableUrl, audioFile, TTS_ENGINE } from './media.js'

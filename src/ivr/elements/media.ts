@@ -21,7 +21,7 @@
  * - mod_flite.c: the voices are kal (8 kHz), kal16, slt, rms and awb, all English.
  */
 import { err, ok, type Result } from '../../util/result.js'
-import type { Play, Prompt, Speak } from '../document/types.js'
+import type { Param } from '../syntax/types.js'
 import type { ElementContext, Outcome } from './types.js'
 
 /** The TTS engine FreeSWITCH has (ivr-xml.md: "mod_flite at least"). */
@@ -151,55 +151,16 @@ export function fileString(items: readonly string[]): string | undefined {
 /** A blank-separated application argument: quoted when it holds blanks (it never holds `'`). */
 export const blankArg = (s: string): string => (s.includes(' ') ? `'${s}'` : s)
 
-/** The files a prompt plays, `loop` times, for a file string (GetDigits children). */
-export function promptFiles(p: Prompt, ctx: ElementContext): Result<string[], Outcome> {
-  switch (p.type) {
-    case 'Wait': {
-      const length = ctx.value(p.length)
-      if (!length.ok) return length
-      return ok(length.value > 0 ? [silence(length.value * 1000)] : [])
-    }
-    case 'Play':
-      return repeat(p, ctx, playFile(p, ctx))
-    case 'Speak':
-      return repeat(p, ctx, speakFile(p, ctx))
-  }
-}
-
-function repeat(p: Play | Speak, ctx: ElementContext, file: Result<string | undefined, Outcome>): Result<string[], Outcome> {
+/**
+ * A prompt's file `loop` times, for a GetDigits file string (PromptModule.files); no file (a
+ * text with nothing left to say) gives no item. The file's values are resolved before the loop,
+ * so a document with two bad values always hears about the same one.
+ */
+export function repeat(file: Result<string | undefined, Outcome>, loop: Param<number>, ctx: ElementContext): Result<string[], Outcome> {
   if (!file.ok) return file
   const f = file.value
   if (f === undefined) return ok([])
-  const loop = ctx.value(p.loop)
-  if (!loop.ok) return loop
-  return ok(Array.from({ length: loop.value }, () => f))
-}
-
-function playFile(p: Play, ctx: ElementContext): Result<string, Outcome> {
-  const source = ctx.value(p.source)
-  if (!source.ok) return source
-  const file = audioFile(source.value)
-  return file.ok ? file : err({ kind: 'error', message: `Play: ${file.error}` })
-}
-
-function speakFile(p: Speak, ctx: ElementContext): Result<string | undefined, Outcome> {
-  const text = ctx.value(p.text)
-  if (!text.ok) return text
-  const language = ctx.value(p.language)
-  if (!language.ok) return language
-  const voice = ctx.optional(p.voice)
-  if (!voice.ok) return voice
-  return ok(ttsFile(fliteVoice(language.value, voice.value), text.value))
-}
-
-/** The prompts of a GetDigits as one file (undefined: nothing to play). */
-export function promptsFile(prompts: readonly Prompt[], ctx: ElementContext, extra: readonly string[] = []): Result<string | undefined, Outcome> {
-  const items: string[] = []
-  for (const p of prompts) {
-    const files = promptFiles(p, ctx)
-    if (!files.ok) return files
-    items.push(...files.value)
-  }
-  items.push(...extra)
-  return ok(fileString(items))
+  const n = ctx.value(loop)
+  if (!n.ok) return n
+  return ok(Array.from({ length: n.value }, () => f))
 }

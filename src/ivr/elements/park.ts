@@ -11,13 +11,33 @@
  * bridged during the Park, the timeout does not hang it up and the session just ends.
  */
 import { app } from '../../pbx/commands.js'
-import type { Park } from '../document/types.js'
+import * as C from '../syntax/checks.js'
+import type { ElementBase, Param } from '../syntax/types.js'
 import { EXEC_TIMEOUT_MS, GONE, type ElementModule } from './types.js'
+
+export interface Park extends ElementBase {
+  readonly type: 'Park'
+  /** 1-86400 seconds, default 21600. */
+  readonly timeout: Param<number>
+}
+
+declare module '../syntax/types.js' {
+  interface IvrElementTypes {
+    Park: Park
+  }
+}
+
+const TIMEOUT = C.intIn(1, 86400)
 
 export const HOLD_MUSIC = 'local_stream://moh'
 
 export const park: ElementModule<Park> = {
   name: 'Park',
+  attributes: ['timeout'],
+  parse(node, ctx) {
+    ctx.empty(node)
+    return { type: 'Park', pos: node.pos, timeout: ctx.attr(node, 'timeout', TIMEOUT, 21600) }
+  },
   async run(el, ctx) {
     const timeout = ctx.value(el.timeout)
     if (!timeout.ok) return timeout.error

@@ -10,15 +10,75 @@
  * The call is answered first (a prompt needs media).
  */
 import { app } from '../../pbx/commands.js'
-import type { Play } from '../document/types.js'
-import { audioFile } from './media.js'
-import { EXEC_TIMEOUT_MS, NEXT, runtimeError, type ElementModule } from './types.js'
+import { err, ok, type Result } from '../../util/result.js'
+import { checkUrl, dtmfKeys, intIn } from '../syntax/checks.js'
+import type { ElementBase, Param, ValueCheck } from '../syntax/types.js'
+import { audioFile, repeat } from './media.js'
+import { EXEC_TIMEOUT_MS, NEXT, runtimeError, type ElementContext, type Outcome, type PromptModule } from './types.js'
+
+export interface Play extends ElementBase {
+  readonly type: 'Play'
+  /** 1-5, default 1. */
+  readonly loop: Param<number>
+  /** DTMF keys that stop the playback; '' (default) means none. */
+  readonly terminators: Param<string>
+  /** An audio file path or an http(s) URL (the element's text). */
+  readonly source: Param<string>
+}
+
+declare module '../syntax/types.js' {
+  interface IvrElementTypes {
+    Play: Play
+  }
+}
+
+/** Paths inside FreeSWITCH's sound directory, or absolute; no `..`, no characters with a meaning to FreeSWITCH. */
+const SOUND_PATH_RE = /^\/?[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)*$/
+const MAX_SOUND_PATH = 1024
+const SOURCE_RULE = 'an audio file path (A-Z a-z 0-9 _ . - /, no "..") or an http or https URL'
+
+const AUDIO_SOURCE: ValueCheck<string> = {
+  rule: SOURCE_RULE,
+  convert: (raw) => {
+    const s = raw.trim()
+    if (/^[A-Za-z][A-Za-z0-9+.-]*:/.test(s)) {
+      const u = checkUrl(s)
+      return u.ok ? u : err(`must be an audio file path or an http or https URL; found ${u.error}`)
+    }
+    if (s.length > MAX_SOUND_PATH || !SOUND_PATH_RE.test(s) || s.split('/').includes('..')) return err(`must be ${SOURCE_RULE}`)
+    return ok(s)
+  },
+}
+
+/** The spec fixes loop to 1-5. */
+const LOOP = intIn(1, 5)
+const TERMINATORS = dtmfKeys(0, 16)
 
 /** playback_function's responses that mean the file was not played. */
 const FAILED = new Set(['FILE NOT FOUND', 'PLAYBACK ERROR'])
 
-export const play: ElementModule<Play> = {
+function playFile(el: Play, ctx: ElementContext): Result<string, Outcome> {
+  const source = ctx.value(el.source)
+  if (!source.ok) return source
+  const f = audioFile(source.value)
+  return f.ok ? f : err(runtimeError(`Play: ${f.error}`))
+}
+
+export const play: PromptModule<Play> = {
   name: 'Play',
+  attributes: ['loop', 'terminators'],
+  parse(node, ctx) {
+    return {
+      type: 'Play',
+      pos: node.pos,
+      loop: ctx.attr(node, 'loop', LOOP, 1),
+      terminators: ctx.attr(node, 'terminators', TERMINATORS, ''),
+      source: ctx.textValue(node, 'the audio file or http(s) URL to play', AUDIO_SOURCE),
+    }
+  },
+  files(el, ctx) {
+    return repeat(playFile(el, ctx), el.loop, ctx)
+  },
   async run(el, ctx) {
     const source = ctx.value(el.source)
     if (!source.ok) return source.error

@@ -21,11 +21,58 @@
  * originate_disposition SUCCESS; `hangup_after_bridge=true` makes FreeSWITCH hang the call up
  * when the connected call ends, so the session ends without hanging up itself.
  */
+import { NAME_RE, isPstnNumber } from '../../config/schema.js'
 import { errorIdOfCause } from '../../origination/outcome.js'
 import { app } from '../../pbx/commands.js'
+import { err, ok, type Result } from '../../util/result.js'
 import { routeActions, type Action, type RouteTarget } from '../../xmlcurl/routes.js'
-import type { Transfer } from '../document/types.js'
+import * as C from '../syntax/checks.js'
+import type { ElementBase, Param, ValueCheck } from '../syntax/types.js'
 import { EXEC_TIMEOUT_MS, NEXT, runtimeError, type ElementModule } from './types.js'
+
+/** Transfer's failureAction: fallback URLs, or a Section of this document. */
+export type FailureAction =
+  | { readonly kind: 'urls'; readonly urls: readonly string[] }
+  | { readonly kind: 'section'; readonly name: string }
+
+export interface Transfer extends ElementBase {
+  readonly type: 'Transfer'
+  /** A user, group, extension, DID or PSTN number of the domain (the element's text). */
+  readonly target: Param<string>
+  readonly callingNumber: Param<string> | undefined
+  readonly failureAction: Param<FailureAction> | undefined
+  /** 5-180 seconds, default 30. */
+  readonly answerTimeout: Param<number>
+}
+
+declare module '../syntax/types.js' {
+  interface IvrElementTypes {
+    Transfer: Transfer
+  }
+}
+
+const check = <T>(rule: string, convert: (s: string) => Result<T, string>): ValueCheck<T> => ({ rule, convert: (raw) => convert(raw.trim()) })
+
+const TARGET_RULE = 'a user, group, extension, DID or PSTN number (A-Z a-z 0-9 . _ -, or + then digits * #)'
+/** A user, group, extension or DID name of the domain, or a PSTN number. */
+const TARGET = check(TARGET_RULE, (s) => (NAME_RE.test(s) || isPstnNumber(s) ? ok(s) : err(`must be ${TARGET_RULE}`)))
+
+const CALLING_NUMBER_RULE = 'a phone number: optional + then 2-32 digits, * or #'
+const CALLING_NUMBER = check(CALLING_NUMBER_RULE, (s) => (isPstnNumber(s) ? ok(s) : err(`must be ${CALLING_NUMBER_RULE}`)))
+
+const FAILURE_ACTION_RULE = 'http or https URLs separated by commas, or a Section name'
+/** http(s) URLs (fallbacks in order) or, for anything else, the name of a Section. */
+const FAILURE_ACTION = check(FAILURE_ACTION_RULE, (s): Result<FailureAction, string> => {
+  if (/^https?:\/\//i.test(s)) {
+    const urls = C.urlList.convert(s)
+    return urls.ok ? ok({ kind: 'urls', urls: urls.value }) : urls
+  }
+  if (C.SECTION_NAME_RE.test(s)) return ok({ kind: 'section', name: s })
+  return err(`must be ${FAILURE_ACTION_RULE}`)
+})
+
+/** The spec fixes answerTimeout to 5-180 seconds. */
+const ANSWER_TIMEOUT = C.intIn(5, 180)
 
 export type TransferFailureReason = 'busy' | 'no_answer' | 'rejected' | 'not_registered' | 'failed'
 
@@ -40,6 +87,21 @@ const NOTHING_TO_DIAL = 'NO_ROUTE_DESTINATION'
 
 export const transfer: ElementModule<Transfer> = {
   name: 'Transfer',
+  attributes: ['callingNumber', 'failureAction', 'answerTimeout'],
+  parse(node, ctx) {
+    const failureAction = ctx.optionalAttr(node, 'failureAction', FAILURE_ACTION)
+    if (failureAction?.kind === 'literal' && failureAction.value.kind === 'section') {
+      ctx.sectionRef(failureAction.value.name, node.pos, 'Transfer failureAction')
+    }
+    return {
+      type: 'Transfer',
+      pos: node.pos,
+      target: ctx.textValue(node, 'a user, group, extension, DID or number to connect to', TARGET),
+      callingNumber: ctx.optionalAttr(node, 'callingNumber', CALLING_NUMBER),
+      failureAction,
+      answerTimeout: ctx.attr(node, 'answerTimeout', ANSWER_TIMEOUT, 30),
+    }
+  },
   async run(el, ctx) {
     const target = ctx.value(el.target)
     if (!target.ok) return target.error

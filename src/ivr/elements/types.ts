@@ -3,9 +3,11 @@
  *
  * The shape follows jambonz feature-server's lib/tasks/ (one module per verb, a table from verb
  * name to module, a shared call-session object the tasks act through): here an element module
- * is `{ name, run(element, ctx) }`, the table is elements/index.ts, and `ElementContext` is the
- * session (runner/session.ts). Modules never talk to FreeSWITCH, the fetcher or the directory
- * except through the context, so each can be tested with a fake session or a fake PbxClient.
+ * is `{ name, attributes, parse(node, ctx), run(element, ctx) }`: it owns what it accepts, how
+ * it is read from the document and how it runs. The table is elements/index.ts, the parse
+ * context the document parser (syntax/reader.ts), and `ElementContext` the session
+ * (runner/session.ts). Modules never talk to FreeSWITCH, the fetcher or the directory except
+ * through the context, so each can be tested with a fake session or a fake PbxClient.
  *
  * Errors are values: every context call that can fail returns `Result<T, Outcome>`, where the
  * error side is the Outcome the element should return as it is (`gone` when the caller hung up,
@@ -17,7 +19,8 @@ import type { EslApp, FsEvent } from '../../pbx/types.js'
 import type { Logger } from '../../util/logger.js'
 import type { Result } from '../../util/result.js'
 import type { LegContext } from '../../xmlcurl/leg.js'
-import type { HttpMethod, IvrDocument, IvrElement, Param, ParsedExpr, SourcePos } from '../document/types.js'
+import type { ElementNode, ParseContext } from '../syntax/reader.js'
+import type { HttpMethod, IvrDocument, IvrElement, Param, ParsedExpr, SourcePos } from '../syntax/types.js'
 import type { Value } from '../expr/value.js'
 
 /** A validated document and where it came from. */
@@ -122,5 +125,24 @@ export interface ElementContext {
 /** One element module (jambonz: one task class per verb). */
 export interface ElementModule<E extends IvrElement = IvrElement> {
   readonly name: E['type']
+  /** The attributes it accepts (case-sensitive); any other is refused before `parse` runs. */
+  readonly attributes: readonly string[]
+  /**
+   * Child elements that exist only inside this one (If: Then and Else), with their attributes:
+   * the parser knows their names (a misplaced `<Then>` is "only allowed inside <If>") and
+   * checks their attribute names when the module enters them (ParseContext.branches).
+   */
+  readonly branches?: Readonly<Record<string, readonly string[]>>
+  /**
+   * Reads the element into its typed form (its attribute names are checked already), or
+   * refuses the document with `fail` from syntax/reader.ts.
+   */
+  parse(node: ElementNode, ctx: ParseContext): E
   run(element: E, ctx: ElementContext): Promise<Outcome>
+}
+
+/** Play, Speak and Wait: elements of their own, and the prompts of GetDigits. */
+export interface PromptModule<E extends IvrElement> extends ElementModule<E> {
+  /** The files the prompt plays (`loop` times), as items of a GetDigits `file_string://`. */
+  files(element: E, ctx: ElementContext): Result<string[], Outcome>
 }

@@ -26,7 +26,7 @@ import { err, ok, type Result } from '../../util/result.js'
 import { FetchForm } from '../../xmlcurl/form.js'
 import { readLeg, REQUEST_ID_RE, type LegContext } from '../../xmlcurl/leg.js'
 import { IVR_VARS } from '../../xmlcurl/routes.js'
-import { checkUrl } from '../document/checks.js'
+import { checkUrl } from '../syntax/checks.js'
 import type { CallDescription } from '../fetch/call-params.js'
 
 /** What the parked channel names as its document. */

@@ -1,5 +1,6 @@
 import t from 'tap'
-import type { GetDigits, IvrElement } from '../../../src/ivr/document/index.js'
+import type { IvrElement } from '../../../src/ivr/document/index.js'
+import type { GetDigits } from '../../../src/ivr/elements/index.js'
 import { first, lit, parsed, wrap } from './helpers.js'
 
 /** Element without its position (positions have their own test). */

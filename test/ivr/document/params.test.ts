@@ -1,5 +1,6 @@
 import t from 'tap'
-import { resolveOptional, resolveParam, type GetDigits, type IvrElement, type Value } from '../../../src/ivr/document/index.js'
+import { resolveOptional, resolveParam, type IvrElement, type Value } from '../../../src/ivr/document/index.js'
+import type { GetDigits } from '../../../src/ivr/elements/index.js'
 import { first } from './helpers.js'
 
 const env = { timeZone: 'Asia/Tokyo', now: () => new Date('2024-03-04T01:00:00Z') }

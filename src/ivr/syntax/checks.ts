@@ -1,14 +1,14 @@
 /**
- * The value rules of the IVR language, one ValueCheck per kind of attribute. The parser applies
- * them to literal values; resolveParam applies the same ones to rendered templates at run time,
- * so a value is held to one rule whichever way it was written.
+ * The value rules the IVR language's elements share, one ValueCheck per kind of attribute (a
+ * rule only one element uses lives in that element's module). The parser applies them to
+ * literal values; resolveParam applies the same ones to rendered templates at run time, so a
+ * value is held to one rule whichever way it was written.
  *
  * The alphabets are narrow on purpose: these values end up in FreeSWITCH application arguments
  * and dial strings, where `$ { } , | ' ^` and spaces have meanings (DESIGN.md, "Security rules").
  */
-import { NAME_RE, isPstnNumber } from '../../config/schema.js'
 import { err, ok, type Result } from '../../util/result.js'
-import type { FailureAction, ValueCheck } from './types.js'
+import type { HttpMethod, ValueCheck } from './types.js'
 
 const check = <T>(rule: string, convert: (raw: string) => Result<T, string>): ValueCheck<T> => ({ rule, convert })
 
@@ -48,6 +48,9 @@ export function oneOf<T extends string>(values: readonly T[]): ValueCheck<T> {
     return found !== undefined ? ok(found) : must(`${rule} (case-sensitive)`)
   })
 }
+
+/** The method of a fetch (GetJSON, Redirect). */
+export const httpMethod: ValueCheck<HttpMethod> = oneOf<HttpMethod>(['POST', 'GET'])
 
 /** DTMF keys FreeSWITCH reports (0-9, *, #, and the rare A-D). */
 export const DTMF_KEYS = '0123456789*#ABCD'
@@ -116,53 +119,6 @@ export const sectionName: ValueCheck<string> = check('a Section name (1-64 of A-
 /** Variable names of Set and GetJSON (and of the `var_<name>` parameters sent to XML URLs). */
 export const VAR_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/
 
-/** Paths inside FreeSWITCH's sound directory, or absolute; no `..`, no characters with a meaning to FreeSWITCH. */
-const SOUND_PATH_RE = /^\/?[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)*$/
-const MAX_SOUND_PATH = 1024
-
-export const audioSource: ValueCheck<string> = check(
-  'an audio file path (A-Z a-z 0-9 _ . - /, no "..") or an http or https URL',
-  (raw) => {
-    const s = raw.trim()
-    if (/^[A-Za-z][A-Za-z0-9+.-]*:/.test(s)) {
-      const u = checkUrl(s)
-      return u.ok ? u : err(`must be an audio file path or an http or https URL; found ${u.error}`)
-    }
-    if (s.length > MAX_SOUND_PATH || !SOUND_PATH_RE.test(s) || s.split('/').includes('..')) {
-      return must('an audio file path (A-Z a-z 0-9 _ . - /, no "..") or an http or https URL')
-    }
-    return ok(s)
-  },
-)
-
-const LANGUAGE_RE = /^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8}){0,3}$/
-export const language: ValueCheck<string> = check('a language tag like ja-JP or en-US', (raw) => {
-  const s = raw.trim()
-  return LANGUAGE_RE.test(s) ? ok(s) : must('a language tag like ja-JP or en-US')
-})
-
-const VOICE_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/
-export const voice: ValueCheck<string> = check('a voice name (A-Z a-z 0-9 _ . -)', (raw) => {
-  const s = raw.trim()
-  return VOICE_RE.test(s) ? ok(s) : must('a voice name (A-Z a-z 0-9 _ . -)')
-})
-
-/** A user, group, extension or DID name of the domain, or a PSTN number. */
-export const transferTarget: ValueCheck<string> = check(
-  'a user, group, extension, DID or PSTN number (A-Z a-z 0-9 . _ -, or + then digits * #)',
-  (raw) => {
-    const s = raw.trim()
-    return NAME_RE.test(s) || isPstnNumber(s)
-      ? ok(s)
-      : must('a user, group, extension, DID or PSTN number (A-Z a-z 0-9 . _ -, or + then digits * #)')
-  },
-)
-
-export const callingNumber: ValueCheck<string> = check('a phone number: optional + then 2-32 digits, * or #', (raw) => {
-  const s = raw.trim()
-  return isPstnNumber(s) ? ok(s) : must('a phone number: optional + then 2-32 digits, * or #')
-})
-
 // eslint-disable-next-line no-control-regex -- refusing control characters is the point
 const CONTROL_EXCEPT_TAB_NEWLINE = /[\x00-\x08\x0b-\x1f\x7f]/
 
@@ -175,17 +131,3 @@ export function text(allowEmpty: boolean): ValueCheck<string> {
     return ok(raw)
   })
 }
-
-/** http(s) URLs (fallbacks in order) or, for anything else, the name of a Section. */
-export const failureAction: ValueCheck<FailureAction> = check(
-  'http or https URLs separated by commas, or a Section name',
-  (raw): Result<FailureAction, string> => {
-    const s = raw.trim()
-    if (/^https?:\/\//i.test(s)) {
-      const urls = urlList.convert(s)
-      return urls.ok ? ok({ kind: 'urls', urls: urls.value }) : urls
-    }
-    if (SECTION_NAME_RE.test(s)) return ok({ kind: 'section', name: s })
-    return must('http or https URLs separated by commas, or a Section name')
-  },
-)
