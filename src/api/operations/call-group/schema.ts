@@ -1,0 +1,32 @@
+/**
+ * The body of POST {prefix}/call_group, the single source of its rules. Fields are declared in
+ * the order their rules are heard (schema/parse.ts); the group the identifiers name and the
+ * destination are resolved after the parse, in operation.ts.
+ */
+import type { z } from 'zod'
+import { GROUP_KEYS } from '../../../directory/directory.js'
+import { groupIdentifiers, optionalFields, requireOneOf } from '../../schema/identifiers.js'
+import { destinationSchema } from '../../schema/party.js'
+import { timeoutSchema } from '../../schema/scalars.js'
+import { callingNameSchema } from '../../schema/text.js'
+import { callbackUrlSchema } from '../../schema/url.js'
+import { requestBody } from '../../schema/request.js'
+
+export const callGroupSchema = requestBody({
+  ...optionalFields(groupIdentifiers),
+  destination: destinationSchema(true).describe(
+    'What the answering member is connected to: a user, group or extension (name, extension or DID), a PSTN number (optionally after an end_user prefix {key=value,...}), or the object {called_number, calling_number?, end_user?}.',
+  ),
+  answer_timeout: timeoutSchema.optional().describe("Seconds the whole hunt may take: 1 to 3600, a number or a string of digits; the group's answer_timeout when absent."),
+  member_answer_timeout: timeoutSchema
+    .optional()
+    .describe("Seconds each member has to answer: 1 to 3600, a number or a string of digits; the group's member_answer_timeout when absent."),
+  calling_name: callingNameSchema.optional(),
+  callback_url: callbackUrlSchema.optional(),
+})
+  .superRefine(requireOneOf(GROUP_KEYS))
+  .describe(
+    `Hunts the members of one group one at a time, then connects the answering member to the destination. At least one of ${GROUP_KEYS.join(', ')} is required; several must name the same group.`,
+  )
+
+export type CallGroupBody = z.output<typeof callGroupSchema>
