@@ -9,7 +9,7 @@ import { DIGITS_RE, ID_RE, NAME_RE, PSTN_RE } from '../../config/schema.js'
 import type { GroupKey, UserKey } from '../../directory/directory.js'
 import { errorIdParams } from './parse.js'
 import { PSTN_RULE } from './numbers.js'
-import { MUST_BE_STRING } from './text.js'
+import { MUST_BE_STRING, NO_CONTROL_RE } from './text.js'
 
 /** A non-empty string, then the shape checks. */
 const identifier = () => z.string(MUST_BE_STRING).min(1, 'must not be empty')
@@ -19,8 +19,6 @@ const NAME_RULE = 'must be 1-64 of A-Z a-z 0-9 . _ -'
 const LABEL_RULE = 'must be at most 128 characters without control characters'
 const EXTENSION_RULE = 'must be 1-32 digits'
 const EMAIL_RULE = 'must be an e-mail address'
-// eslint-disable-next-line no-control-regex -- refusing control characters is the point
-const NO_CONTROL_RE = /^[^\x00-\x1f\x7f-\x9f]*$/
 
 const id = () => identifier().regex(ID_RE, ID_RULE)
 const name = () => identifier().regex(NAME_RE, NAME_RULE)

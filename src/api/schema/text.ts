@@ -5,11 +5,9 @@
  */
 import { z } from 'zod'
 
-/** C0 and C1 control characters and DEL: line breaks end ESL commands and SIP headers. */
+/** No C0 or C1 control character nor DEL (a whole-value pattern, so JSON Schema can carry it). */
 // eslint-disable-next-line no-control-regex -- refusing control characters is the point
-export const CONTROL_RE = /[\x00-\x1f\x7f-\x9f]/
-// eslint-disable-next-line no-control-regex -- the same set, as a JSON-Schema-friendly whole-value pattern
-const NO_CONTROL_RE = /^[^\x00-\x1f\x7f-\x9f]*$/
+export const NO_CONTROL_RE = /^[^\x00-\x1f\x7f-\x9f]*$/
 
 export const MUST_BE_STRING = 'must be a string'
 
