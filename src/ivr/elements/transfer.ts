@@ -22,7 +22,7 @@
  * when the connected call ends, so the session ends without hanging up itself.
  */
 import { NAME_RE, isPstnNumber } from '../../config/schema.js'
-import { errorIdOfCause } from '../../origination/outcome.js'
+import { errorIdOfCause } from '../../pbx/hangup-causes.js'
 import { app } from '../../pbx/commands.js'
 import { err, ok, type Result } from '../../util/result.js'
 import { routeActions, type Action, type RouteTarget } from '../../xmlcurl/routes.js'
@@ -76,7 +76,7 @@ const ANSWER_TIMEOUT = C.intIn(5, 180)
 
 export type TransferFailureReason = 'busy' | 'no_answer' | 'rejected' | 'not_registered' | 'failed'
 
-/** The TransferFailureReason of a bridge's cause (origination/outcome.ts; a cancel is a plain failure). */
+/** The TransferFailureReason of a bridge's cause (as result callbacks map it, pbx/hangup-causes.ts; a cancel is a plain failure). */
 export function failureReason(cause: string): TransferFailureReason {
   const id = errorIdOfCause(cause)
   return id === 'cancelled' ? 'failed' : id
