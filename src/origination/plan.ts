@@ -5,16 +5,14 @@
  * fields are free text that must never be written into an ESL command or document unescaped.
  */
 import type { Extension, Group, User } from '../directory/directory.js'
+import type { IvrSource } from '../ivr/source.js'
+import type { Operation } from '../pbx/channel-vars.js'
 import type { EndUser } from '../pbx/end-user.js'
 import type { Result } from '../util/result.js'
 import { refusal, type OriginationRefusal } from './refusal.js'
 
-export type Operation = 'call_user' | 'call_group' | 'call_external' | 'initiate_call'
-
-/** Where an XML IVR document comes from. `urls` holds fallbacks in order (comma list). */
-export type IvrSource =
-  | { readonly kind: 'url'; readonly urls: readonly string[] }
-  | { readonly kind: 'inline'; readonly xml: string }
+/** The operation of a plan (the API's four), stamped on its legs as `cod_operation`. */
+export type { Operation }
 
 /** What the answered originating leg is connected to. */
 export type Destination =

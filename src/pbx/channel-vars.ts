@@ -37,6 +37,9 @@ export const CHANNEL_VARS = {
   autoAnswer: 'cod_auto_answer',
 } as const
 
+/** The API operation that placed a leg: the values of `cod_operation`. */
+export type Operation = 'call_user' | 'call_group' | 'call_external' | 'initiate_call'
+
 /** The dialplan extension an originated leg runs once answered (context = domain name). */
 export const ROUTE_EXTENSION = 'cod_route'
 

@@ -10,9 +10,8 @@
  */
 import { isPstnNumber } from '../config/schema.js'
 import type { DomainDirectory, Group, User } from '../directory/directory.js'
-import type { Operation } from '../origination/plan.js'
 import { END_USER_FIELDS, type EndUser } from '../pbx/end-user.js'
-import { CHANNEL_VARS } from '../pbx/channel-vars.js'
+import { CHANNEL_VARS, type Operation } from '../pbx/channel-vars.js'
 import { err, ok, type Result } from '../util/result.js'
 import type { FetchForm } from './form.js'
 import type { RouteTarget } from './route-target.js'

@@ -7,7 +7,7 @@
  * has a deadline (default 2 h: above the longest answer_timeout of 3600 s) and the map is
  * bounded (oldest first out). Expired entries are dropped from the front on every call: no timer.
  */
-import type { IvrSource } from '../../origination/plan.js'
+import type { IvrSource } from '../source.js'
 
 export interface SourceRegistryOptions {
   readonly ttlMs?: number

@@ -12,7 +12,7 @@
  * `cod_ivr_request`), and the xml_curl router's IvrHandoff is this runner (`has`).
  */
 import type { Runtime } from '../../runtime/store.js'
-import type { IvrSource } from '../../origination/plan.js'
+import type { IvrSource } from '../source.js'
 import { uuidGetVar, uuidKill } from '../../pbx/commands.js'
 import type { FsEvent, PbxClient } from '../../pbx/types.js'
 import type { Logger } from '../../util/logger.js'
