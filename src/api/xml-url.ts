@@ -5,7 +5,7 @@
  * privilege check comes first, in destination.ts: a domain without it learns nothing more.
  */
 import { decodeInlineXml } from '../ivr/document/index.js'
-import type { IvrSource } from '../origination/plan.js'
+import type { IvrSource } from '../ivr/source.js'
 import { apiError, type ApiError } from './errors.js'
 import { checkInlineIvr } from './inline-ivr.js'
 import { MAX_URL_LENGTH, checkHttpUrl } from './schema/url.js'
