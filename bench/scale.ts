@@ -11,8 +11,8 @@
  * a call_user is refused while the calls are up and accepted before and after.
  *
  * Two more subscribers, each in its own process, receive the same events:
- * - `tracker only`: the daemon's own ESL connection (pbx/connection.ts) and call tracker
- *   (origination/tracker.ts), nothing else: the tracker's share of the daemon's figures;
+ * - `tracker only`: the daemon's own ESL connection (pbx/connection.ts) and channel model
+ *   (src/channels), nothing else: the channel model's share of the daemon's figures;
  * - `bare esl-lite`, the baseline: esl-lite with one Map entry per channel.
  */
 import { randomUUID } from 'node:crypto'
@@ -174,7 +174,7 @@ export async function benchScale(ctx: BenchContext): Promise<BenchOutput> {
         ok: probeIdle === '200' && probeFull === '429 channel_limit_reached' && probeEmpty === '200' && trackedByTrackerOnly === N,
       },
       memory_note:
-        'process.memoryUsage() after two full GCs (--expose-gc), each subject in its own process. daemon: the whole daemon (esl-lite, tracker, engine, CTI, API, xml_curl); tracker_only: pbx/connection.ts + origination/tracker.ts; bare_esl_lite: esl-lite + a Map entry {state, domain} per channel',
+        'process.memoryUsage() after two full GCs (--expose-gc), each subject in its own process. daemon: the whole daemon (esl-lite, channel model, engine, CTI, API, xml_curl); tracker_only: pbx/connection.ts + the channel model (src/channels); bare_esl_lite: esl-lite + a Map entry {state, domain} per channel',
       ...per,
       ratios: {
         daemon_heap_per_call_vs_bare: ratio(d.memory.per_call.heap_bytes, b.memory.per_call.heap_bytes),

@@ -10,6 +10,7 @@ import type { Logger } from './util/logger.js'
 import { createLogger } from './util/logger.js'
 import { createApp } from './api/app.js'
 import { connectPbx } from './pbx/connection.js'
+import { createChannelModel } from './channels/index.js'
 import { createEngine } from './origination/engine.js'
 import { CallbackDispatcher } from './callbacks/dispatcher.js'
 import { xmlCurlRouter } from './xmlcurl/router.js'
@@ -96,6 +97,13 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
     logger: logger.child({ part: 'pbx' }),
     commandTimeoutMs: cfg.freeswitch.command_timeout_ms,
   })
+  // The one table of live channels, fed by FreeSWITCH's events: origination and CTI read it.
+  const channels = createChannelModel({
+    pbx,
+    logger: logger.child({ part: 'channels' }),
+    directory: () => store.current().directory,
+    commandTimeoutMs: cfg.freeswitch.command_timeout_ms,
+  })
 
   const callbacks = new CallbackDispatcher({
     settings: () => store.current().config.daemon.callbacks,
@@ -106,6 +114,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
 
   const engine = createEngine({
     pbx,
+    channels,
     runtime,
     callbacks,
     logger: logger.child({ part: 'engine' }),
@@ -125,7 +134,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
   })
   const ivr = createIvrRunner({ pbx, runtime, fetcher, logger: logger.child({ part: 'ivr' }) })
 
-  const cti = createCti({ runtime, pbx, logger: logger.child({ part: 'cti' }) })
+  const cti = createCti({ runtime, pbx, channels, logger: logger.child({ part: 'cti' }) })
   const app = createApp({
     runtime,
     engine: registeringIvrSources(engine, ivr),
@@ -146,6 +155,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
       server.closeIdleConnections()
       await cti.close()
       await engine.close()
+      channels.close()
       await ivr.close()
       const flushed = await callbacks.shutdown(10_000)
       logger.info(flushed, 'callbacks flushed')

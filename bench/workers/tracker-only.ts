@@ -1,19 +1,20 @@
 /**
- * The daemon's ESL connection (pbx/connection.ts) and call tracker (origination/tracker.ts)
- * alone, without the engine, CTI, API or xml_curl: the scale benchmark compares its memory and
- * CPU with the whole daemon's to show the tracker's share of them.
+ * The daemon's ESL connection (pbx/connection.ts) and channel model (src/channels) alone,
+ * without the engine, CTI, API or xml_curl: the scale benchmark compares its memory and CPU
+ * with the whole daemon's to show the channel model's share of them. (The subject keeps its
+ * name, `tracker_only`, so that results stay comparable with earlier runs.)
  */
 import { pino } from 'pino'
 import type * as ConnectionModule from '../../src/pbx/connection.js'
-import type * as TrackerModule from '../../src/origination/tracker.js'
+import type * as ChannelsModule from '../../src/channels/index.js'
 import { memory, num, ready, serve, str, eventCounter } from './rpc.js'
 
 const { connectPbx } = (await import(`${str('codRoot')}/pbx/connection.js`)) as typeof ConnectionModule
-const { createTracker } = (await import(`${str('codRoot')}/origination/tracker.js`)) as typeof TrackerModule
+const { createChannelModel } = (await import(`${str('codRoot')}/channels/index.js`)) as typeof ChannelsModule
 
 const logger = pino({ level: 'warn' })
 const pbx = connectPbx({ host: '127.0.0.1', port: num('port'), password: 'ClueCon', logger, commandTimeoutMs: 10000 })
-const tracker = createTracker({ pbx, logger, commandTimeoutMs: 10000 })
+const channels = createChannelModel({ pbx, logger, commandTimeoutMs: 10000 })
 
 const events = eventCounter()
 pbx.onEvent((e) => {
@@ -24,14 +25,14 @@ while (!pbx.isConnected()) await new Promise((r) => setTimeout(r, 50))
 
 serve(
   {
-    memory: () => ({ ...memory(), live: tracker.liveChannelCount(str('domain')) }),
+    memory: () => ({ ...memory(), live: channels.liveCount(str('domain')) }),
     cpu: () => process.cpuUsage(),
-    live: () => tracker.liveChannelCount(str('domain')),
+    live: () => channels.liveCount(str('domain')),
     events: events.snapshot,
     resetEvents: events.reset,
   },
   async () => {
-    tracker.close()
+    channels.close()
     await pbx.close()
   },
 )

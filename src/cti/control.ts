@@ -5,13 +5,14 @@
  * not see. ESL text is written only by pbx/commands.ts (behind CtiCommands).
  */
 import type { ApiError } from '../api/errors.js'
+import type { ChannelModel } from '../channels/index.js'
 import { isPlainObject, optionalTimeout, rejectUnknown } from '../api/params.js'
 import { parseDestination } from '../api/destination.js'
 import type { Directory, DomainDirectory } from '../directory/directory.js'
 import type { EslCommand, PbxClient } from '../pbx/types.js'
 import type { Logger } from '../util/logger.js'
 import { err, ok, type Result } from '../util/result.js'
-import { isVisible, type ChannelStore } from './channels.js'
+import { isVisible } from './view.js'
 import { COMMANDS, resultFrame, type CommandId, type CommandName, type CtiError } from './protocol.js'
 
 /** Why pbx/commands.ts refused to build a command (its own validation). */
@@ -26,8 +27,6 @@ export interface CtiCommands {
   transfer(uuid: string, extension: string, context: string): Result<EslCommand, CommandProblem>
   /** The commands that park the channel, run in order (a timeout needs `park_timeout` set before the park). */
   park(uuid: string, timeoutSec: number | undefined): Result<readonly EslCommand[], CommandProblem>
-  /** `show channels as json` (resynchronisation after a reconnection). */
-  showChannels(): Result<EslCommand, CommandProblem>
 }
 
 /** Hangup causes a client may give (FreeSWITCH cause names); NORMAL_CLEARING by default. */
@@ -39,7 +38,7 @@ export const MAX_INFLIGHT = 16
 const MAX_ID_LENGTH = 128
 
 export interface ControlDeps {
-  readonly store: ChannelStore
+  readonly channels: ChannelModel
   readonly pbx: PbxClient
   readonly commands: CtiCommands
   readonly directory: () => Directory
@@ -134,7 +133,7 @@ export class Control {
     const uuid = body.uuid
     if (uuid === undefined) return err(cerr('missing_parameter', 'uuid is required'))
     if (typeof uuid !== 'string' || uuid === '') return err(cerr('invalid_parameter', 'uuid: must be a channel UUID string'))
-    const ch = this.deps.store.get(uuid)
+    const ch = this.deps.channels.get(uuid)
     if (ch === undefined || !isVisible(ch, source.domain, source.userId)) return err(notFound(uuid))
     const domain = this.deps.directory().domain(source.domain)
     if (domain === undefined) return err(notFound(uuid))

@@ -9,7 +9,7 @@
  * switch_ivr_park (src/switch_core_state_machine.c switch_core_standard_on_park). So
  * `uuid_setvar <uuid> park_timeout <n>` followed by `uuid_park <uuid>` parks for n seconds.
  */
-import { showChannelsJson, uuidKill, uuidPark, uuidSetVar, uuidTransfer, type CommandError } from '../pbx/commands.js'
+import { uuidKill, uuidPark, uuidSetVar, uuidTransfer, type CommandError } from '../pbx/commands.js'
 import type { EslCommand } from '../pbx/types.js'
 import { err, ok, type Result } from '../util/result.js'
 import type { CommandProblem, CtiCommands } from './control.js'
@@ -28,5 +28,4 @@ export const eslCommands: CtiCommands = {
     if (!setTimeout.ok) return setTimeout
     return ok([setTimeout.value, park.value])
   },
-  showChannels: () => problem(showChannelsJson()),
 }

@@ -6,15 +6,18 @@
  * event kind) sent as the first fragment of a WebSocket message, and the shared encoded payload
  * as the final fragment (RFC 6455 section 5.4: a message may be split into fragments). Only the
  * subscribers indexed under the channel's domain (full_events) or one of its party users are
- * visited, so an event costs nothing for the domain's other users or other domains.
+ * visited, so an event costs nothing for the domain's other users or other domains. A change
+ * no subscriber may see is not serialised at all (nobody can know the channel: who may see a
+ * channel only grows, so its cached view is dropped and computed afresh when someone may).
  *
  * A subscriber that does not read is closed once its unsent data passes `cti.max_buffered_bytes`
  * (plus the size of its initial snapshot), so it cannot make the daemon's memory grow.
  */
 import type { WebSocket } from 'ws'
+import type { ChannelChange, ChannelModel, ChannelRecord } from '../channels/index.js'
 import type { Logger } from '../util/logger.js'
-import { isVisible, viewOf, type Channel, type ChannelChange, type ChannelStore } from './channels.js'
 import { CLOSE, eventHead, eventTail, initialInfoFrame, systemFrame, type InfoEventKind } from './protocol.js'
+import { ViewCache } from './view.js'
 
 export interface CtiSettings {
   readonly max_connections_per_user: number
@@ -51,7 +54,7 @@ export interface Subscriber {
 }
 
 export interface HubDeps {
-  readonly store: ChannelStore
+  readonly channels: ChannelModel
   readonly logger: Logger
   readonly settings: () => CtiSettings
   readonly onMessage: (sub: Subscriber, data: Buffer, isBinary: boolean) => void
@@ -67,6 +70,7 @@ export class Hub {
   private readonly full = new Map<string, Set<Subscriber>>()
   /** user-scoped subscribers per `domain\0userId`. */
   private readonly byUser = new Map<string, Set<Subscriber>>()
+  private readonly views = new ViewCache()
 
   constructor(private readonly deps: HubDeps) {}
 
@@ -141,9 +145,9 @@ export class Hub {
     })
 
     const snapshot: string[] = []
-    for (const ch of this.deps.store.ofDomain(domain)) {
-      if (!isVisible(ch, domain, userId)) continue
-      snapshot.push(this.jsonOf(ch))
+    const visible = userId === undefined ? this.deps.channels.ofDomain(domain) : this.deps.channels.ofUser(domain, userId)
+    for (const ch of visible) {
+      snapshot.push(this.views.get(ch))
       sub.known.add(ch.uuid)
     }
     ws.send(initialInfoFrame({ domain, user_id: userId ?? null, full_events: userId === undefined, app_name: appName }, snapshot))
@@ -152,42 +156,46 @@ export class Hub {
     log.info({ channels: snapshot.length }, 'cti connection opened')
   }
 
-  /** Delivers channel changes: one serialisation per changed channel, whatever the number of subscribers. */
-  publish(changes: readonly ChannelChange[]): void {
-    for (const { channel: ch, removed } of changes) {
-      const json = JSON.stringify(viewOf(ch))
-      // An unchanged view is news only to those who may now see the channel for the first
-      // time (a user became a party of it): they get `added`, the others nothing.
-      const unchanged = !removed && json === ch.json
-      ch.json = json
-      const domain = ch.domain
-      if (domain === undefined) continue
-      let tail: Buffer | undefined
-      const deliver = (sub: Subscriber): void => {
-        if (sub.closed) return
-        let kind: InfoEventKind
-        if (removed) {
-          if (!sub.known.delete(ch.uuid)) return
-          kind = 'removed'
-        } else if (sub.known.has(ch.uuid)) {
-          if (unchanged) return
-          kind = 'updated'
-        } else {
-          kind = 'added'
-          sub.known.add(ch.uuid)
-        }
-        tail ??= Buffer.from(eventTail(json), 'utf8')
-        sub.seq += 1
-        sub.ws.send(eventHead(sub.seq, kind), { binary: false, fin: false })
-        sub.ws.send(tail, { binary: false, fin: true })
-        this.checkBuffer(sub)
+  /** Delivers a channel change: one serialisation, whatever the number of subscribers. */
+  publish(change: ChannelChange): void {
+    const ch = change.channel
+    const removed = change.kind === 'destroyed'
+    const domain = ch.domain
+    if (domain === undefined || !this.watched(domain, ch)) {
+      this.views.forget(ch.uuid)
+      return
+    }
+    const view = this.views.refresh(ch)
+    if (removed) this.views.forget(ch.uuid)
+    const json = view.json
+    // An unchanged view is news only to those who may now see the channel for the first
+    // time (a user became a party of it): they get `added`, the others nothing.
+    const unchanged = !removed && view.unchanged
+    let tail: Buffer | undefined
+    const deliver = (sub: Subscriber): void => {
+      if (sub.closed) return
+      let kind: InfoEventKind
+      if (removed) {
+        if (!sub.known.delete(ch.uuid)) return
+        kind = 'removed'
+      } else if (sub.known.has(ch.uuid)) {
+        if (unchanged) return
+        kind = 'updated'
+      } else {
+        kind = 'added'
+        sub.known.add(ch.uuid)
       }
-      const full = this.full.get(domain)
-      if (full !== undefined) for (const sub of full) deliver(sub)
-      for (const userId of ch.parties) {
-        const subs = this.byUser.get(`${domain}\0${userId}`)
-        if (subs !== undefined) for (const sub of subs) deliver(sub)
-      }
+      tail ??= Buffer.from(eventTail(json), 'utf8')
+      sub.seq += 1
+      sub.ws.send(eventHead(sub.seq, kind), { binary: false, fin: false })
+      sub.ws.send(tail, { binary: false, fin: true })
+      this.checkBuffer(sub)
+    }
+    const full = this.full.get(domain)
+    if (full !== undefined) for (const sub of full) deliver(sub)
+    for (const userId of ch.parties) {
+      const subs = this.byUser.get(`${domain}\0${userId}`)
+      if (subs !== undefined) for (const sub of subs) deliver(sub)
     }
   }
 
@@ -233,9 +241,11 @@ export class Hub {
     for (const ws of sockets) ws.terminate()
   }
 
-  private jsonOf(ch: Channel): string {
-    ch.json ??= JSON.stringify(viewOf(ch))
-    return ch.json
+  /** Whether any subscriber may see the channel: full_events of its domain, or a user party to it. */
+  private watched(domain: string, ch: ChannelRecord): boolean {
+    if (this.full.has(domain)) return true
+    for (const userId of ch.parties) if (this.byUser.has(`${domain}\0${userId}`)) return true
+    return false
   }
 
   private checkBuffer(sub: Subscriber): void {

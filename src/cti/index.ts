@@ -5,8 +5,9 @@
  * - `POST {prefix}/gen_ws_ticket` (Basic auth): a one-time ticket for one exact ws_cti URI.
  * - `GET {prefix}/ws_cti?app_name=...&user_name=...` (Basic auth or `ticket=`): the WebSocket.
  *
- * The channel model follows FreeSWITCH's events (channels.ts) and is re-read after every ESL
- * (re)connection; the hub fans changes out to the subscribers that may see them.
+ * The channels are the daemon's one channel model (src/channels), which follows FreeSWITCH's
+ * events and re-reads the live channels after every ESL (re)connection; the hub fans its changes
+ * out to the subscribers that may see them (view.ts: what a subscriber sees of a channel).
  */
 import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http'
 import type { Duplex } from 'node:stream'
@@ -16,11 +17,11 @@ import { WWW_AUTHENTICATE, authenticate } from '../api/auth.js'
 import { createBodyReader } from '../api/body.js'
 import { apiError, errorBody, statusOf, type ApiError } from '../api/errors.js'
 import { asBody, has, missing, rejectUnknown, resolveUser } from '../api/params.js'
+import type { ChannelModel } from '../channels/index.js'
 import type { Runtime } from '../runtime/store.js'
 import type { PbxClient } from '../pbx/types.js'
 import type { Logger } from '../util/logger.js'
 import { admit } from './admission.js'
-import { ChannelStore, type ShowChannelsRow } from './channels.js'
 import { Control, MAX_INFLIGHT, type CtiCommands } from './control.js'
 import { eslCommands } from './esl.js'
 import { Hub } from './hub.js'
@@ -32,10 +33,12 @@ export type { CtiCommands, CommandProblem, HangupCause } from './control.js'
 export interface CtiDeps {
   runtime: () => Runtime
   pbx: PbxClient
+  /** The live channels (created once by the daemon, shared with origination). */
+  channels: ChannelModel
   logger: Logger
   /** ESL command builders; pbx/commands.ts by default. */
   commands?: CtiCommands
-  /** Clock (epoch ms) for tickets and timestamps; Date.now by default. */
+  /** Clock (epoch ms) for tickets; Date.now by default. */
   now?: () => number
 }
 
@@ -54,8 +57,6 @@ export interface Cti {
 /** Largest command frame a client may send (a command is a few hundred bytes). */
 const MAX_COMMAND_BYTES = 16 * 1024
 const TICKET_BODY_LIMIT = 16 * 1024
-/** A channel that hung up but whose CHANNEL_DESTROY never came is dropped after this. */
-const STALE_HANGUP_MS = 60_000
 /** Time given to subscribers to complete the close handshake at shutdown. */
 const CLOSE_GRACE_MS = 2000
 /** Time ws waits for a closing peer (slow consumers, refused ones) before destroying the socket. */
@@ -77,7 +78,7 @@ function rejectUpgrade(socket: Duplex, e: ApiError): void {
 }
 
 export function createCti(deps: CtiDeps): Cti {
-  const { runtime, pbx, logger } = deps
+  const { runtime, pbx, channels, logger } = deps
   const now = deps.now ?? Date.now
   const commands = deps.commands ?? eslCommands
   const settings = () => runtime().config.daemon.cti
@@ -85,11 +86,10 @@ export function createCti(deps: CtiDeps): Cti {
   const prefix = runtime().config.daemon.http.prefix
   const wsPath = `${prefix}/ws_cti`
 
-  const store = new ChannelStore(() => runtime().directory, now)
   const tickets = new TicketStore(now)
-  const control = new Control({ store, pbx, commands, directory: () => runtime().directory, logger })
+  const control = new Control({ channels, pbx, commands, directory: () => runtime().directory, logger })
   const hub: Hub = new Hub({
-    store,
+    channels,
     logger,
     settings,
     onMessage: (sub, data, isBinary) => {
@@ -105,33 +105,7 @@ export function createCti(deps: CtiDeps): Cti {
     },
   })
 
-  const unsubscribeEvents = pbx.onEvent((ev) => hub.publish(store.apply(ev)))
-
-  const resync = async (): Promise<void> => {
-    const token = store.beginResync()
-    const command = commands.showChannels()
-    if (!command.ok) return void logger.error({ problem: command.error.description }, 'cti: cannot build show channels')
-    const reply = await pbx.bgapi(command.value)
-    if (!reply.ok) return void logger.warn({ error: reply.error }, 'cti: show channels failed; the channel list may be stale until the next reconnection')
-    let rows: ShowChannelsRow[]
-    try {
-      const parsed: unknown = JSON.parse(reply.value)
-      const r = typeof parsed === 'object' && parsed !== null ? (parsed as { rows?: unknown }).rows : undefined
-      rows = Array.isArray(r) ? r.filter((x): x is ShowChannelsRow => typeof x === 'object' && x !== null) : []
-    } catch {
-      return void logger.warn({ reply: reply.value.slice(0, 200) }, 'cti: show channels did not answer JSON')
-    }
-    const changes = store.finishResync(token, rows)
-    if (changes === undefined) return
-    logger.info({ channels: store.size, changes: changes.length }, 'cti: channels resynchronised')
-    hub.publish(changes)
-  }
-  const startResync = () => {
-    resync().catch((e: unknown) => logger.error({ err: e }, 'cti resync crashed'))
-  }
-  const unsubscribeConnected = pbx.onConnected(startResync)
-  // Connected before we subscribed: read the channels now.
-  if (pbx.isConnected()) startResync()
+  const unsubscribeChannels = channels.onChange((change) => hub.publish(change))
 
   const router = new Router({ prefix })
   const readBody = createBodyReader()
@@ -196,7 +170,6 @@ export function createCti(deps: CtiDeps): Cti {
       pingTimer = setInterval(() => {
         hub.ping()
         tickets.sweep()
-        hub.publish(store.sweep(STALE_HANGUP_MS))
       }, settings().ping_interval_ms)
     }
   }
@@ -204,14 +177,13 @@ export function createCti(deps: CtiDeps): Cti {
   return {
     router,
     attach,
-    channelCount: () => store.size,
+    channelCount: () => channels.size,
     connectionCount: () => hub.size,
     close: async () => {
       if (closed) return
       closed = true
       clearInterval(pingTimer)
-      unsubscribeEvents()
-      unsubscribeConnected()
+      unsubscribeChannels()
       for (const { server, listener } of attached) server.off('upgrade', listener)
       tickets.clear()
       await hub.closeAll(CLOSE_GRACE_MS)

@@ -5,10 +5,11 @@
  * (sequence number and event kind), so fan-out costs no serialisation per subscriber.
  */
 import type { ApiErrorId } from '../api/errors.js'
+import type { ChannelState } from '../channels/index.js'
 import type { EndUser } from '../pbx/end-user.js'
 
-/** What a channel is doing, with the time it started doing it (`state_at`). */
-export type ChannelStateName = 'calling' | 'ringing' | 'answered' | 'bridged' | 'park' | 'ivr' | 'hangup'
+/** What a channel is doing, with the time it started doing it (`state_at`): the channel model's states. */
+export type ChannelStateName = ChannelState
 
 /** Where the far end of a channel is: a SIP terminal of the domain, the PSTN (a gateway), or not known. */
 export type PeerLocation = 'internal' | 'external' | 'unknown'

@@ -12,6 +12,7 @@
  * - Once over, its legs' channel reservations are released and its losers hung up.
  */
 import { performance } from 'node:perf_hooks'
+import type { ChannelModel } from '../channels/index.js'
 import type { Runtime } from '../runtime/store.js'
 import { submitJob } from '../pbx/submit.js'
 import type { PbxClient, PbxError } from '../pbx/types.js'
@@ -25,7 +26,6 @@ import { buildOriginate, type LegPlan } from './originate-spec.js'
 import type { AttemptOutcome } from './outcome.js'
 import type { OriginationPlan } from './plan.js'
 import { pbxRefusal, refusal, type OriginationRefusal } from './refusal.js'
-import type { CallTracker } from './tracker.js'
 
 /** How the outcome is being read: from the BACKGROUND_JOB, or (its result lost) from channel state. */
 type Watching =
@@ -63,7 +63,7 @@ export interface AttemptOwner {
 
 export interface AttemptDeps {
   readonly pbx: PbxClient
-  readonly tracker: CallTracker
+  readonly channels: ChannelModel
   readonly limiter: ChannelLimiter
   readonly cancel: LegCanceller
   readonly runtime: () => Runtime
@@ -118,7 +118,7 @@ export function createAttempts(deps: AttemptDeps): Attempts {
     if (a.done) return
     log.warn({ requestId: a.owner.plan.requestId, fallbackCause }, 'originate result lost: reading the outcome from channel state')
     a.watching = { mode: 'channels', lostAt: performance.now(), synced: false, fallbackCause }
-    // Connected: re-read now. Otherwise the reconnection triggers the re-read (tracker).
+    // Connected: re-read now. Otherwise the reconnection triggers the re-read (the channel model).
     if (pbx.isConnected()) watch.resync()
   }
 
@@ -145,7 +145,7 @@ export function createAttempts(deps: AttemptDeps): Attempts {
     for (const [u, l] of a.legs) if (l.live && !l.answered) cancel.kill(u)
   }
 
-  const watch = createLegWatch<Attempt>(deps.tracker, {
+  const watch = createLegWatch<Attempt>(deps.channels, {
     onLeg(a, uuid, e: LegEvent) {
       const leg = a.legs.get(uuid)
       if (leg === undefined) return

@@ -1,6 +1,6 @@
 /**
  * Channel limit accounting (DESIGN.md "Channel limit"): a domain's channels in use are its live
- * channels as FreeSWITCH reports them (the tracker: also calls not made through the API) plus
+ * channels as FreeSWITCH reports them (the channel model: also calls not made through the API) plus
  * the legs reserved by requests in flight that FreeSWITCH has not created yet. A request is
  * admitted only if in-use + the legs it needs <= channel_limit.
  *
@@ -16,7 +16,7 @@ export class ChannelLimiter {
   private readonly reserved = new Map<string, Set<string>>()
   private readonly domainOf = new Map<string, string>()
 
-  /** @param live the domain's live channel count (CallTracker.liveChannelCount). */
+  /** @param live the domain's live channel count (ChannelModel.liveCount). */
   constructor(private readonly live: (domain: string) => number) {}
 
   inUse(domain: string): number {

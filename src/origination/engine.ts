@@ -7,7 +7,7 @@
  * - single-call.ts (call_user, PSTN originators) and group-call.ts (call_group, with hunt.ts)
  *   place it: one originate, or a hunt of one originate per member.
  * - attempt.ts: one originate, from its placement to its outcome (leg-outcome.ts decides it,
- *   leg-watch.ts follows its legs on the channel tracker).
+ *   leg-watch.ts follows its legs on the daemon's channel model, src/channels).
  * - requests.ts: the requests in flight and their one result each (listeners, callback).
  *
  * UUIDs are generated before the originate, one per leg; the reply lists them (DESIGN.md
@@ -15,6 +15,7 @@
  * answered leg runs `cod_route XML <domain>`: the daemon's dialplan (xml_curl) connects it to
  * the destination described by the cod_dest_* variables (originate-spec.ts).
  */
+import type { ChannelModel } from '../channels/index.js'
 import type { Runtime } from '../runtime/store.js'
 import type { PbxClient } from '../pbx/types.js'
 import type { Logger } from '../util/logger.js'
@@ -30,10 +31,11 @@ import type { OriginationAccepted, OriginationEngine, OriginationPlan } from './
 import type { OriginationRefusal } from './refusal.js'
 import { createRequests, type RequestOutcome } from './requests.js'
 import { createSingleCalls } from './single-call.js'
-import { createTracker, type CallTracker } from './tracker.js'
 
 export interface EngineDeps {
   readonly pbx: PbxClient
+  /** The live channels (created once by the daemon): the channel limit counts them, attempts follow their legs on them. */
+  readonly channels: ChannelModel
   readonly runtime: () => Runtime
   readonly callbacks: CallbackSink
   readonly logger: Logger
@@ -56,7 +58,6 @@ export interface EngineDeps {
 }
 
 export interface Engine extends OriginationEngine {
-  readonly tracker: CallTracker
   /** Channels in use for the limit: live channels plus reservations. */
   inUse(domain: string): number
   /** Results of accepted requests, once each (CTI may listen). */
@@ -65,17 +66,16 @@ export interface Engine extends OriginationEngine {
 }
 
 export function createEngine(deps: EngineDeps): Engine {
-  const { pbx, runtime, logger: log } = deps
+  const { pbx, channels, runtime, logger: log } = deps
   const commandTimeoutMs = deps.commandTimeoutMs ?? 5000
   const graceMs = deps.graceMs ?? 15000
   const timeScale = deps.timeScale ?? 1
   let closed = false
 
-  // The live channels: the channel limit counts them, attempts follow their legs on them (leg-watch.ts).
-  const tracker = createTracker({ pbx, logger: log.child({ module: 'tracker' }), commandTimeoutMs })
-  const limiter = new ChannelLimiter((d) => tracker.liveChannelCount(d))
+  // The channel limit counts the domain's live channels; attempts follow their legs on them (leg-watch.ts).
+  const limiter = new ChannelLimiter((d) => channels.liveCount(d))
   const cancel = createLegCanceller(pbx, commandTimeoutMs, log)
-  const attempts = createAttempts({ pbx, tracker, limiter, cancel, runtime, logger: log, commandTimeoutMs, graceMs, timeScale })
+  const attempts = createAttempts({ pbx, channels, limiter, cancel, runtime, logger: log, commandTimeoutMs, graceMs, timeScale })
   const requests = createRequests({ callbacks: deps.callbacks, logger: log })
   const lookupContacts = createContactLookup(pbx, commandTimeoutMs, log)
   const singles = createSingleCalls({ limiter, requests, attempts, lookupContacts })
@@ -112,12 +112,10 @@ export function createEngine(deps: EngineDeps): Engine {
   }
 
   log.debug({ sipProfile: deps.sipProfile, huntConcurrency: deps.huntConcurrency }, 'origination engine ready')
-  // Channels live before we started (or before a reconnection) count from the first sync on.
-  if (pbx.isConnected()) void tracker.resync()
+  // Channels live before we started count once the channel model has re-read them (it does at every connection).
 
   return {
     originate,
-    tracker,
     inUse: (domain) => limiter.inUse(domain),
     onOutcome: (listener) => requests.onOutcome(listener),
     async close() {
@@ -134,7 +132,6 @@ export function createEngine(deps: EngineDeps): Engine {
       await Promise.race([groups.idle(), new Promise((r) => setTimeout(r, 2000).unref())])
       for (const req of requests.inFlight()) requests.settle(req, { answered: false, cause: 'ORIGINATOR_CANCEL' })
       attempts.close()
-      tracker.close()
       requests.close()
     },
   }

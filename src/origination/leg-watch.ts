@@ -1,15 +1,15 @@
 /**
- * The engine's only window on the channel tracker: it follows the legs of the originates in
- * flight and tells each attempt what happened to its legs, in the tracker-free terms of
- * leg-outcome.ts. Everything the engine reads from the tracker's events goes through here
- * (plus the live count the channel limit reads, wired in engine.ts).
+ * The engine's only window on the channel model (src/channels): it follows the legs of the
+ * originates in flight and tells each attempt what happened to its legs, in the model-free
+ * terms of leg-outcome.ts. Everything the engine reads from the model's changes goes through
+ * here (plus the live count the channel limit reads, wired in engine.ts).
  *
  * It also remembers, for a while, the legs of attempts already over: should FreeSWITCH still
  * create one (e.g. an originate esl-lite sent after we gave up on it), a loser is cancelled.
  */
 import { performance } from 'node:perf_hooks'
+import type { ChannelChange, ChannelModel } from '../channels/index.js'
 import type { LegEvent } from './leg-outcome.js'
-import type { CallTracker, ChannelChange } from './tracker.js'
 
 /** How long a settled leg's uuid is remembered, to cancel it should FreeSWITCH still create it. */
 const RETIRED_TTL_MS = 10 * 60 * 1000
@@ -28,14 +28,14 @@ export interface LegWatch<A> {
   watch(uuid: string, attempt: A): void
   /** Stops watching the leg; a late loser (`winner` false) is cancelled if it appears. */
   retire(uuid: string, winner: boolean): void
-  /** The tracker knows the channel and it has not hung up. */
+  /** The channel model knows the channel and it has not hung up. */
   isLive(uuid: string): boolean
   /** Re-reads the live channels (when the job result of an attempt is lost). */
   resync(): void
   close(): void
 }
 
-/** The tracker's change as a leg event; undefined for the changes an attempt does not need. */
+/** The model's change as a leg event; undefined for the changes an attempt does not need. */
 const legEventOf = (ch: ChannelChange): LegEvent | undefined => {
   switch (ch.kind) {
     case 'created':
@@ -50,11 +50,11 @@ const legEventOf = (ch: ChannelChange): LegEvent | undefined => {
   }
 }
 
-export function createLegWatch<A>(tracker: CallTracker, handlers: LegWatchHandlers<A>): LegWatch<A> {
+export function createLegWatch<A>(channels: ChannelModel, handlers: LegWatchHandlers<A>): LegWatch<A> {
   const attemptOf = new Map<string, A>()
   const retired = new Map<string, { winner: boolean; at: number }>()
 
-  const unsubChange = tracker.onChange((ch) => {
+  const unsubChange = channels.onChange((ch) => {
     const uuid = ch.channel.uuid
     const a = attemptOf.get(uuid)
     if (a === undefined) {
@@ -68,7 +68,7 @@ export function createLegWatch<A>(tracker: CallTracker, handlers: LegWatchHandle
     const e = legEventOf(ch)
     if (e !== undefined) handlers.onLeg(a, uuid, e)
   })
-  const unsubResync = tracker.onResynced((startedAt) => {
+  const unsubResync = channels.onResynced((startedAt) => {
     for (const a of new Set(attemptOf.values())) handlers.onResynced(a, startedAt)
   })
 
@@ -87,11 +87,11 @@ export function createLegWatch<A>(tracker: CallTracker, handlers: LegWatchHandle
       }
     },
     isLive(uuid) {
-      const ch = tracker.get(uuid)
+      const ch = channels.get(uuid)
       return ch !== undefined && ch.state !== 'hangup'
     },
     resync() {
-      void tracker.resync()
+      void channels.resync()
     },
     close() {
       unsubChange()

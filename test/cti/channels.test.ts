@@ -1,6 +1,7 @@
-/** The channel model on its own: headers read as FreeSWITCH sends them (see fixtures.ts). */
+/** The channel model (src/channels) on its own, and what CTI shows of it: headers read as FreeSWITCH sends them (see fixtures.ts). */
 import t from 'tap'
-import { ChannelStore, endUserOf, viewOf } from '../../src/cti/channels.js'
+import { ChannelStore, endUserOf } from '../../src/channels/index.js'
+import { viewOf } from '../../src/cti/view.js'
 import { ev, T0_MS } from './fixtures.js'
 import { DOMAIN_A, makeRuntime } from './helpers.js'
 
@@ -9,7 +10,7 @@ const B = '72c5be64-90da-471a-a2bf-d65f939bd84b'
 
 const newStore = (now = () => T0_MS + 60_000) => {
   const runtime = makeRuntime()
-  return new ChannelStore(() => runtime.directory, now)
+  return new ChannelStore({ directory: () => runtime.directory, now })
 }
 
 t.test('domain: cod_domain, else the domain part of the SIP variables, only when it is a domain we know', async (t) => {
@@ -78,7 +79,7 @@ t.test('states', async (t) => {
   t.match(viewOf(s.get(A)!), { state: 'hangup', hangup_cause: 'USER_BUSY', state_at: T0_MS + 5 })
   const destroyed = s.apply(ev('CHANNEL_DESTROY', A, T0_MS + 7, v))
   t.same(
-    destroyed.map((c) => [c.channel.uuid, c.removed]),
+    destroyed.map((c) => [c.channel.uuid, c.kind === 'destroyed']),
     [[A, true]],
   )
   t.equal(s.size, 0)
@@ -106,7 +107,7 @@ t.test('hung-up channels whose DESTROY never came are swept', async (t) => {
   t.same(s.sweep(60_000), [])
   now += 1
   t.same(
-    s.sweep(60_000).map((c) => [c.channel.uuid, c.removed]),
+    s.sweep(60_000).map((c) => [c.channel.uuid, c.kind === 'destroyed']),
     [[A, true]],
   )
   t.equal(s.size, 1, 'a live channel is never swept')
@@ -120,7 +121,7 @@ t.test('a newer resync supersedes an older one', async (t) => {
   t.equal(s.finishResync(first, []), undefined, 'the older list is not applied')
   t.equal(s.size, 1)
   t.same(
-    s.finishResync(second, [])?.map((c) => [c.channel.uuid, c.removed]),
+    s.finishResync(second, [])?.map((c) => [c.channel.uuid, c.kind === 'destroyed']),
     [[A, true]],
   )
 })

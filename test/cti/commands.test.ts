@@ -173,7 +173,6 @@ t.test('an injected CtiCommands builds the commands', async (t) => {
     hangup: (uuid, cause) => cmd(`kill ${uuid} ${cause}`),
     transfer: (uuid, ext, ctx) => cmd(`xfer ${uuid} ${ext} ${ctx}`),
     park: (uuid, timeout) => ok([cmd(`park ${uuid} ${String(timeout)}`).value]),
-    showChannels: () => cmd('show channels as json'),
   }
   const h = await startHarness({ commands })
   t.teardown(h.close)
@@ -182,8 +181,9 @@ t.test('an injected CtiCommands builds the commands', async (t) => {
   const { client } = await open(h, `${WS}?app_name=crm&user_name=bob`, { authorization: AUTH_A })
   await client.command({ cmd: 'park', uuid: C, timeout: 5 })
   await client.command({ cmd: 'transfer', uuid: C, destination: 'alice' })
-  t.same(built, ['show channels as json', `park ${C} 5`, `xfer ${C} alice ${DOMAIN_A}`])
-  t.same(h.pbx.commands, built)
+  t.same(built, [`park ${C} 5`, `xfer ${C} alice ${DOMAIN_A}`])
+  // The re-read of the live channels at start is the channel model's, not CTI's.
+  t.same(h.pbx.commands, ['show channels as json', ...built])
   await client.close()
 })
 

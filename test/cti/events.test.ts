@@ -220,7 +220,7 @@ t.test('resynchronisation after an ESL reconnection', async (t) => {
   h.pbx.reply = (c) =>
     c === 'show channels as json'
       ? { ok: true, value: JSON.stringify({ row_count: 2, rows: [row(C, { presence_id: 'bob@example.test' }), row(E, {})] }) }
-      : { ok: true, value: '+OK\n' }
+      : { ok: true, value: c.startsWith('uuid_getvar ') ? '_undef_' : '+OK\n' }
   h.pbx.reconnect()
   const got = await events(wall.client, 2)
   t.same(
@@ -232,7 +232,11 @@ t.test('resynchronisation after an ESL reconnection', async (t) => {
   )
   const added = got.find((m) => m.event === 'added')!
   t.match(channelOf(added), { user_id: '1', offer_at: 1795327680000, calling_number: '0000000000', called_number: '1001' })
-  t.same(h.pbx.commands, ['show channels as json', 'show channels as json'], 'read at start and after the reconnection, with the command of pbx/commands.ts')
+  t.same(
+    h.pbx.commands,
+    ['show channels as json', 'show channels as json', ...['cod_domain', 'cod_request_id', 'cod_role'].map((v) => `uuid_getvar ${E} ${v}`)],
+    'read at start and after the reconnection, with the command of pbx/commands.ts (and the variables of the channel never heard of)',
+  )
   t.equal(h.cti.channelCount(), 2)
   await wall.client.close()
 })

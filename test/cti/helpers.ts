@@ -10,6 +10,7 @@ import Koa from 'koa'
 import WebSocket from 'ws'
 import { daemonSchema, domainSchema, type DaemonConfig } from '../../src/config/schema.js'
 import { runtimeOf, type Runtime } from '../../src/runtime/store.js'
+import { createChannelModel, type ChannelModel } from '../../src/channels/index.js'
 import { createCti, type Cti, type CtiCommands } from '../../src/cti/index.js'
 import type { EslCommand, FsEvent, PbxClient, PbxError } from '../../src/pbx/types.js'
 import { createLogger } from '../../src/util/logger.js'
@@ -55,8 +56,9 @@ export function makeRuntime(cti: Partial<DaemonConfig['cti']> = {}): Runtime {
 export class FakePbx implements PbxClient {
   connected = true
   readonly commands: string[] = []
-  /** Answers bgapi; by default `+OK\n` (and an empty channel list for show channels). */
-  reply: (command: string) => Result<string, PbxError> = (c) => ok(c.startsWith('show channels') ? '{"row_count": 0}\n' : '+OK\n')
+  /** Answers bgapi; by default `+OK\n` (an empty channel list for show channels, no variable for uuid_getvar). */
+  reply: (command: string) => Result<string, PbxError> = (c) =>
+    ok(c.startsWith('show channels') ? '{"row_count": 0}\n' : c.startsWith('uuid_getvar ') ? '_undef_' : '+OK\n')
   private readonly eventListeners = new Set<(e: FsEvent) => void>()
   private readonly connectedListeners = new Set<() => void>()
 
@@ -97,6 +99,8 @@ export interface Harness {
   readonly pbx: FakePbx
   readonly cti: Cti
   readonly logs: Array<Record<string, unknown>>
+  /** CTI's subscriptions to the channel model still open. */
+  channelListeners(): number
   /** The injectable clock (epoch ms). */
   clock: number
   close(): Promise<void>
@@ -119,10 +123,26 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     },
   })
   const harness = { clock: Date.now() } as { clock: number }
+  const logger = createLogger('info', sink)
+  // The daemon's channel model, which CTI reads (created first, as in the daemon).
+  const channels = createChannelModel({ pbx, logger, directory: () => runtime.directory, now: () => harness.clock })
+  // CTI sees the model through this, which counts its subscriptions.
+  let channelListeners = 0
+  const seenByCti: ChannelModel = Object.assign(Object.create(channels) as ChannelModel, {
+    onChange: (listener: Parameters<ChannelModel['onChange']>[0]) => {
+      channelListeners += 1
+      const off = channels.onChange(listener)
+      return () => {
+        channelListeners -= 1
+        off()
+      }
+    },
+  })
   const cti = createCti({
     runtime: () => runtime,
     pbx,
-    logger: createLogger('info', sink),
+    channels: seenByCti,
+    logger,
     now: () => harness.clock,
     ...(opts.commands === undefined ? {} : { commands: opts.commands }),
   })
@@ -139,8 +159,10 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     pbx,
     cti,
     logs,
+    channelListeners: () => channelListeners,
     close: async () => {
       await cti.close()
+      channels.close()
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))
     },

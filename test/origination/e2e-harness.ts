@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net'
 import type { Test } from 'tap'
 import type { DomainConfig } from '../../src/config/schema.js'
 import { connectPbx, type PbxConnection } from '../../src/pbx/connection.js'
+import { createChannelModel, type ChannelModel } from '../../src/channels/index.js'
 import { createEngine, type Engine } from '../../src/origination/engine.js'
 import { Simulator } from '../../src/sim/index.js'
 import { silentLogger } from '../../src/util/logger.js'
@@ -20,6 +21,8 @@ export interface Harness {
   readonly sim: Simulator
   readonly pbx: PbxConnection
   readonly engine: Engine
+  /** The live channels the engine reads. */
+  readonly channels: ChannelModel
   readonly sink: RecordingSink
   readonly rt: ReturnType<typeof runtimeWith>
   /** The simulator's ESL port. */
@@ -86,8 +89,10 @@ export async function harness(
     probeTimeoutMs: 1500,
   })
   const sink = new RecordingSink()
+  const channels = createChannelModel({ pbx, logger: silentLogger(), directory: () => rt.directory, commandTimeoutMs: 2000 })
   const engine = createEngine({
     pbx,
+    channels,
     runtime: () => rt,
     callbacks: sink,
     logger: silentLogger(),
@@ -98,6 +103,7 @@ export async function harness(
   })
   t.teardown(async () => {
     await engine.close()
+    channels.close()
     await pbx.close()
     await sim.close()
   })
@@ -106,6 +112,7 @@ export async function harness(
     sim,
     pbx,
     engine,
+    channels,
     sink,
     rt,
     port,

@@ -177,7 +177,7 @@ t.test('group context on call_user and initiate_call legs', async (t) => {
   const a = plan({ kind: 'user', user: userOf(h.rt, 'bob'), autoAnswer: false }, { groupContext: group })
   const b = plan({ kind: 'pstn', number: '0398765432' }, { operation: 'initiate_call', groupContext: group })
   const seen = new Map<string, Readonly<Record<string, string>>>()
-  h.engine.tracker.onChange((c) => {
+  h.channels.onChange((c) => {
     if (c.kind === 'created') seen.set(c.channel.uuid, c.channel.vars)
   })
   const ra = await h.engine.originate(a)

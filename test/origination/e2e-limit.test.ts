@@ -1,6 +1,7 @@
 /** Channel limit and ESL reconnection, end to end through the simulator. */
 import t from 'tap'
 import { connectPbx } from '../../src/pbx/connection.js'
+import { createChannelModel } from '../../src/channels/index.js'
 import { createEngine } from '../../src/origination/engine.js'
 import { silentLogger } from '../../src/util/logger.js'
 import { harness, waitFor } from './e2e-harness.js'
@@ -24,7 +25,7 @@ t.test('channel limit: exact under concurrency, calls not made through the API c
   for (const p of admitted) t.equal((await h.sink.waitFor(p.requestId)).result_code, 0)
   await waitFor('answered calls stay up', () => h.sim.liveChannels().length === 6)
   t.equal(h.engine.inUse(DOMAIN), 6)
-  t.equal(h.engine.tracker.liveChannelCount(DOMAIN), 6)
+  t.equal(h.channels.liveCount(DOMAIN), 6)
 
   // Two calls end (the far end hangs up): two slots come back, not three.
   const uuids = replies.flatMap((r) => (r.ok ? r.value.uuids : []))
@@ -64,7 +65,7 @@ t.test('ESL down while the leg answers: the outcome is read back after the recon
   h.sim.dropConnections()
   // The answer (50 ms) and the job result happen while no socket listens, or just after.
   t.same(await h.sink.waitFor(p.requestId), { result_code: 0, uuid: r.value.uuids[0] })
-  t.equal(h.engine.tracker.get(r.value.uuids[0] ?? '')?.answered, true, 'the tracker knows the live answered leg')
+  t.equal(h.channels.get(r.value.uuids[0] ?? '')?.answered, true, 'the tracker knows the live answered leg')
   await new Promise((res) => setTimeout(res, 300))
   t.equal(h.sink.of(p.requestId).length, 1)
 })
@@ -79,13 +80,15 @@ t.test('channels live before the daemon started are counted (show channels + uui
 
   // A daemon restart: a new connection and engine that saw none of the events.
   const pbx = connectPbx({ host: '127.0.0.1', port: h.port, password: 'ClueCon', logger: silentLogger(), commandTimeoutMs: 2000, probeIntervalMs: 50 })
-  const engine = createEngine({ pbx, runtime: () => h.rt, callbacks: new RecordingSink(), logger: silentLogger(), sipProfile: 'internal', huntConcurrency: 1 })
+  const channels = createChannelModel({ pbx, logger: silentLogger(), directory: () => h.rt.directory })
+  const engine = createEngine({ pbx, channels, runtime: () => h.rt, callbacks: new RecordingSink(), logger: silentLogger(), sipProfile: 'internal', huntConcurrency: 1 })
   t.teardown(async () => {
     await engine.close()
+    channels.close()
     await pbx.close()
   })
   await waitFor('counted after the first sync', () => engine.inUse(DOMAIN) === 2)
-  const ours = engine.tracker.liveChannels(DOMAIN).find((c) => c.requestId === first.requestId)
+  const ours = channels.liveChannels(DOMAIN).find((c) => c.requestId === first.requestId)
   t.equal(ours?.role, 'originator', 'our variables were read back from the channel')
   const r = await engine.originate(plan({ kind: 'pstn', number: '0312345679' }))
   t.equal(r.ok ? 'ok' : r.error.reason, 'channel_limit_reached')

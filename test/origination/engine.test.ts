@@ -1,4 +1,5 @@
 import t from 'tap'
+import { createChannelModel } from '../../src/channels/index.js'
 import { createEngine, type Engine } from '../../src/origination/engine.js'
 import { silentLogger } from '../../src/util/logger.js'
 import { FakePbx, flush } from './fake-pbx.js'
@@ -13,6 +14,7 @@ function setup(over: Record<string, unknown> = {}, engineOver: { graceMs?: numbe
   const sink = new RecordingSink()
   const engine: Engine = createEngine({
     pbx,
+    channels: createChannelModel({ pbx, logger: silentLogger(), directory: () => rt.directory }),
     runtime: () => rt,
     callbacks: sink,
     logger: silentLogger(),

@@ -14,6 +14,7 @@ import { parseCidrList } from '../../../src/net/address-guard.js'
 import { createFetcher } from '../../../src/ivr/fetch/fetcher.js'
 import { acceptIvrDocument, createIvrRunner, type IvrRunner } from '../../../src/ivr/runner/index.js'
 import { connectPbx, type PbxConnection } from '../../../src/pbx/connection.js'
+import { createChannelModel } from '../../../src/channels/index.js'
 import { createEngine } from '../../../src/origination/engine.js'
 import type { CallbackSink, CallResult } from '../../../src/origination/outcome.js'
 import type { Runtime } from '../../../src/runtime/store.js'
@@ -225,8 +226,12 @@ t.test('an xml_url: destination: registered under the request id, run when the o
   const e = await setup(t)
   const results: CallResult[] = []
   const sink: CallbackSink = { deliver: (_d, _u, result) => void results.push(result) }
-  const engine = createEngine({ pbx: e.pbx, runtime: () => e.rt, callbacks: sink, logger: silentLogger(), sipProfile: 'internal', huntConcurrency: 4, timeScale: TIME_SCALE, graceMs: 2000 })
-  t.teardown(() => engine.close())
+  const channels = createChannelModel({ pbx: e.pbx, logger: silentLogger(), directory: () => e.rt.directory })
+  const engine = createEngine({ pbx: e.pbx, channels, runtime: () => e.rt, callbacks: sink, logger: silentLogger(), sipProfile: 'internal', huntConcurrency: 4, timeScale: TIME_SCALE, graceMs: 2000 })
+  t.teardown(async () => {
+    await engine.close()
+    channels.close()
+  })
   const requestId = '0f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0'
   const source = { kind: 'inline' as const, xml: '<IVR><Speak language="en-US">Your code is {{ CalledNumber }}</Speak></IVR>' }
   e.runner.register(DOMAIN, requestId, source)
