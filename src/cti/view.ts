@@ -5,6 +5,7 @@
  * to no one). Derived from the model's records: CTI keeps no channel state of its own.
  */
 import type { ChannelRecord } from '../channels/index.js'
+import { CHANNEL_VARS } from '../pbx/channel-vars.js'
 import type { ChannelView, PeerLocation } from './protocol.js'
 
 export function viewOf(ch: ChannelRecord): ChannelView {
@@ -18,9 +19,9 @@ export function viewOf(ch: ChannelRecord): ChannelView {
         ? 'external'
         : 'unknown'
   const tags: string[] = []
-  if (ch.vars.cod_auto_answer === 'true') tags.push('auto_answer')
+  if (ch.vars[CHANNEL_VARS.autoAnswer] === 'true') tags.push('auto_answer')
   if (ch.role === 'originator' || ch.role === 'destination') tags.push(ch.role)
-  const groupId = ch.vars.cod_group_id
+  const groupId = ch.vars[CHANNEL_VARS.groupId]
   return {
     uuid: ch.uuid,
     direction: ch.direction ?? null,
