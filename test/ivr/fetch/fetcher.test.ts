@@ -7,13 +7,10 @@ import { readFileSync } from 'node:fs'
 import { ok, err } from '../../../src/util/result.js'
 import { silentLogger } from '../../../src/util/logger.js'
 import { parseCidrList, type Cidr } from '../../../src/net/address-guard.js'
-import {
-  createFetcher,
-  decodeBody,
-  pinnedLookup,
-  splitUrlList,
-  type FetcherOptions,
-} from '../../../src/ivr/fetch/fetcher.js'
+import { decodeBody } from '../../../src/ivr/fetch/decode.js'
+import { createFetcher, type FetcherOptions } from '../../../src/ivr/fetch/fetcher.js'
+import { pinnedLookup } from '../../../src/ivr/fetch/pinned-address.js'
+import { splitUrlList } from '../../../src/ivr/fetch/urls.js'
 
 /** What the helpers below need of a (sub)test. */
 interface Test {
