@@ -11,7 +11,7 @@
 import { setMaxListeners } from 'node:events'
 import type { Logger } from '../../util/logger.js'
 import { Clock } from '../model/clock.js'
-import type { EventBus, Headers, SwitchIdentity } from '../model/events.js'
+import type { EventBus, SwitchIdentity } from '../model/events.js'
 import type { Registry } from '../model/registry.js'
 import type { Bridge, NextStep, Session } from '../model/session.js'
 import type { XmlCurlBinding } from '../xml/curl.js'
@@ -122,10 +122,6 @@ export class SwitchCore implements Switch {
     return this.table.newUuid()
   }
 
-  fireChannel(name: string, s: Session, post?: Headers, pre?: Headers): void {
-    this.table.fireChannel(name, s, post, pre)
-  }
-
   expand(s: Session | undefined, text: string): string {
     return this.table.expand(s, text)
   }
@@ -156,6 +152,7 @@ export class SwitchCore implements Switch {
     this.life.answer(s)
   }
 
+  /** The far end hangs up (BYE, or CANCEL / 487 before the answer): Simulator.remoteHangup. */
   remoteBye(s: Session, cause?: string): void {
     this.life.remoteBye(s, cause)
   }

@@ -10,7 +10,7 @@
 import type { Logger } from '../../util/logger.js'
 import type { HangupDisposition } from '../model/channel.js'
 import type { Clock } from '../model/clock.js'
-import type { EventBus, Headers } from '../model/events.js'
+import type { EventBus } from '../model/events.js'
 import type { Registry } from '../model/registry.js'
 import type { Bridge, NextStep, QueuedApp, Session } from '../model/session.js'
 import type { XmlCurlBinding } from '../xml/curl.js'
@@ -72,8 +72,6 @@ export interface Switch {
   readonly peakSessions: number
 
   newUuid(): string
-  /** Fires a channel event: core headers, `pre` headers, the channel data, then `post` headers. */
-  fireChannel(name: string, s: Session, post?: Headers, pre?: Headers): void
   /** switch_channel_expand_variables on a session's variables (and caller profile fields). */
   expand(s: Session | undefined, text: string): string
   expandLookup(variable: (name: string) => string | undefined, text: string): string
@@ -85,8 +83,6 @@ export interface Switch {
   progress(s: Session): void
   preAnswer(s: Session): void
   answer(s: Session): void
-  /** The far end hangs up (BYE, or CANCEL / 487 before the answer). */
-  remoteBye(s: Session, cause?: string): void
   hangup(s: Session, cause: string, how?: HangupHow): void
   /** DTMF received from the far end. */
   receiveDtmf(s: Session, digits: string): void
