@@ -23,7 +23,8 @@ import type { IvrFetcher } from '../fetch/fetcher.js'
 import type { ElementTable } from '../elements/index.js'
 import { readParkedCall, type ParkedCall } from './call.js'
 import { SourceRegistry } from './registry.js'
-import { FAILURE_CAUSE, IvrSession, type InitialDocument } from './session.js'
+import type { InitialDocument } from './documents.js'
+import { FAILURE_CAUSE, IvrSession } from './session.js'
 
 export interface IvrRunnerDeps {
   readonly pbx: PbxClient
