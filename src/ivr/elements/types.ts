@@ -4,8 +4,8 @@
  * The shape follows jambonz feature-server's lib/tasks/ (one module per verb, a table from verb
  * name to module, a shared call-session object the tasks act through): here an element module
  * is `{ name, attributes, parse(node, ctx), run(element, ctx) }`: it owns what it accepts, how
- * it is read from the document and how it runs. The table is elements/index.ts, the parse
- * context the document parser (syntax/reader.ts), and `ElementContext` the session
+ * it is read from the document and how it runs. The table is elements/index.ts, the
+ * `ParseContext` (syntax/reader.ts) is the document parser, and `ElementContext` the session
  * (runner/session.ts). Modules never talk to FreeSWITCH, the fetcher or the directory except
  * through the context, so each can be tested with a fake session or a fake PbxClient.
  *
