@@ -1,0 +1,147 @@
+/**
+ * The result journal's public interface (issue 11 items 1 and 3; docs/callbacks.md "Durability").
+ *
+ * Why it exists: an accepted request and its final result must survive a crash of the daemon
+ * (SIGKILL, power loss), so that the result is delivered after the restart with its original
+ * delivery id and body bytes, and so that recovery can find the requests whose calls were still
+ * running. Everything here is a promise kept across processes: a record whose append promise
+ * resolved is on disk (fsynced, group commit) and comes back from replay() at the next start.
+ *
+ * Who writes what:
+ * - the API, before it replies 200: `accepted` (with the idempotency fields when the request
+ *   carried an Idempotency-Key);
+ * - the engine's outcome listener, for a request without callback_url: `ended`;
+ * - the callback dispatcher: `result` before the first attempt, `attempted` after each failed
+ *   one, `acked` after a 2xx, `deadLetter` when it gives up, `revived` when an operator sends a
+ *   dead letter again.
+ *
+ * The append methods never reject: a write that fails is logged at error level by the journal
+ * and counted in stats().writeErrors (the caller could do nothing better: the call is already
+ * placed, the result already known). They resolve once the record is durable (or failed).
+ */
+
+/** Idempotency data kept with an accepted request for 24 h (helper R2's Idempotency-Key). */
+export interface IdempotencyFields {
+  /** The client's Idempotency-Key header, as received (scoped per domain). */
+  readonly key: string
+  /** A digest of the request body (e.g. hex SHA-256), to tell "same body" from "another body". */
+  readonly bodyDigest: string
+  /** The exact reply body bytes sent with the 200, returned again for a repeat. */
+  readonly reply: string
+}
+
+/** A request the API is about to answer 200 (FreeSWITCH accepted its originate). */
+export interface AcceptedRequest {
+  readonly requestId: string
+  /** The domain's name as configured (case kept). */
+  readonly domain: string
+  /** call_user, call_group, call_external or initiate_call. */
+  readonly operation: string
+  /** Every originating leg's UUID, as in the reply. */
+  readonly uuids: readonly string[]
+  /** Where the final result goes; undefined: no callback (CTI only). */
+  readonly callbackUrl?: string
+  /** Unix ms by which the attempt (answer_timeout, the whole hunt) is over at the latest. */
+  readonly answerDeadlineAt: number
+  readonly idempotency?: IdempotencyFields
+}
+
+/** A final result on its way to a callback_url: fixed once, re-sent byte for byte. */
+export interface ResultRecord {
+  /** The X-Delivery-Id of every attempt, also after a restart. */
+  readonly deliveryId: string
+  readonly requestId: string
+  readonly domain: string
+  /** The callback_url (may hold user information: the journal file is mode 0600). */
+  readonly url: string
+  /** The exact body bytes every attempt sends and signs. */
+  readonly body: string
+  /** Unix ms the result was handed over (the give-up window counts from here). */
+  readonly createdAt: number
+}
+
+/** Where a pending result's retry schedule stands (wall clock, so it survives restarts). */
+export interface DeliveryProgress {
+  /** Attempts made so far (X-Delivery-Attempt of the next one is this + 1). */
+  readonly attempts: number
+  /** Unix ms the next attempt is due; 0: at once. */
+  readonly nextAttemptAt: number
+  /** Unix ms from which a failed attempt is final (createdAt + callbacks.give_up_after_ms, or a revival's). */
+  readonly giveUpAt: number
+}
+
+export interface PendingResult {
+  readonly result: ResultRecord
+  /** undefined: no attempt was recorded yet (due at once; give-up window from createdAt). */
+  readonly progress: DeliveryProgress | undefined
+}
+
+export interface DeadLetter {
+  readonly result: ResultRecord
+  readonly attempts: number
+  /** Why the last attempt failed for good (e.g. `HTTP 404`, `connection refused ... (gave up after 24 h)`). */
+  readonly reason: string
+  /** Unix ms it was given up. */
+  readonly deadAt: number
+}
+
+/** A live Idempotency-Key (less than 24 h old), with the request it answered. */
+export interface IdempotencyEntry {
+  readonly domain: string
+  readonly requestId: string
+  readonly fields: IdempotencyFields
+  /** Unix ms of the accepted record; the key is forgotten 24 h later. */
+  readonly acceptedAt: number
+}
+
+/** What the journal held at start: read once by the dispatcher, recovery and idempotency. */
+export interface JournalReplay {
+  /** Accepted, and neither a result nor `ended` recorded: recovery (R4) looks for their channels. */
+  readonly openRequests: readonly (AcceptedRequest & { readonly acceptedAt: number })[]
+  /** Results neither acked nor given up: the dispatcher delivers them (same id, same bytes). */
+  readonly pendingResults: readonly PendingResult[]
+  readonly deadLetters: readonly DeadLetter[]
+  readonly idempotencyKeys: readonly IdempotencyEntry[]
+}
+
+export interface JournalStats {
+  /** Records appended since start. */
+  readonly appended: number
+  /** fsyncs (group commits) since start: far fewer than appended under load. */
+  readonly commits: number
+  readonly compactions: number
+  readonly writeErrors: number
+  readonly openRequests: number
+  readonly pendingResults: number
+  readonly deadLetters: number
+  /** Bytes of the active segment file. */
+  readonly segmentBytes: number
+}
+
+export interface Journal {
+  /** Durable before the API replies 200. */
+  accepted(rec: AcceptedRequest): Promise<void>
+  /** The request's outcome is known and it has no callback: it is no longer open. */
+  ended(requestId: string): Promise<void>
+  /** Durable before the first delivery attempt; also ends the request. */
+  result(rec: ResultRecord): Promise<void>
+  /** After a failed attempt that will be retried: the schedule survives a restart. */
+  attempted(deliveryId: string, progress: DeliveryProgress): Promise<void>
+  /** After a 2xx: the result is done and forgotten at the next compaction. */
+  acked(deliveryId: string): Promise<void>
+  /** Given up: kept as a dead letter (listed, counted) until revived. */
+  deadLetter(deliveryId: string, reason: string, attempts: number): Promise<void>
+  /** An operator sends a dead letter again: pending, with a new give-up time. */
+  revived(deliveryId: string, giveUpAt: number): Promise<void>
+
+  /** The state read at open (same object on every call; not updated afterwards). */
+  replay(): JournalReplay
+  /** The dead letters now (including those given up since start). */
+  deadLetters(): DeadLetter[]
+  stats(): JournalStats
+  /** Writes what is queued, fsyncs, closes the file. Appends after close are logged and dropped. */
+  close(): Promise<void>
+}
+
+/** How long an Idempotency-Key is kept (issue 11 item 5). */
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
