@@ -65,7 +65,7 @@ t.test('ESL down while the leg answers: the outcome is read back after the recon
   h.sim.dropConnections()
   // The answer (50 ms) and the job result happen while no socket listens, or just after.
   t.same(await h.sink.waitFor(p.requestId), { result_code: 0, uuid: r.value.uuids[0] })
-  t.equal(h.channels.get(r.value.uuids[0] ?? '')?.answered, true, 'the tracker knows the live answered leg')
+  t.equal(h.channels.get(r.value.uuids[0] ?? '')?.answered, true, 'the channel model knows the live answered leg')
   await new Promise((res) => setTimeout(res, 300))
   t.equal(h.sink.of(p.requestId).length, 1)
 })
