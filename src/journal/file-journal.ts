@@ -1,0 +1,257 @@
+/**
+ * The journal on disk (types.ts says what it promises): opening it (read every segment, keep what
+ * is valid, move a corrupt segment aside, start a fresh segment from a snapshot), appending
+ * through the group committer, and compacting when the dead records dominate.
+ *
+ * Compaction is the same operation as the start: the live state's snapshot becomes a new
+ * segment (segments.ts: whole or not at all), then the old one is removed. It runs between two
+ * group commits, so no append is ever written to a segment that is being replaced; appends that
+ * arrive meanwhile wait for the next batch, which goes to the new segment.
+ */
+import type { FileHandle } from 'node:fs/promises'
+import type { Logger } from '../util/logger.js'
+import { err, ok, type Result } from '../util/result.js'
+import { GroupCommitter } from './group-commit.js'
+import { decodeRecords, encodeRecord, type BadLine, type JournalRecord } from './record.js'
+import { createSegment, listSegments, moveAside, readSegment, removeSegment, type SegmentFile } from './segments.js'
+import { JournalState } from './state.js'
+import type { AcceptedRequest, DeadLetter, DeliveryProgress, Journal, JournalReplay, JournalStats, ResultRecord } from './types.js'
+
+export interface FileJournalOptions {
+  readonly dir: string
+  readonly logger: Logger
+  /** A compaction is considered once the segment passes this size (default 4 MiB)... */
+  readonly compactMinBytes?: number
+  /** ...and done when the live records take less than 1/this of it (default 2). */
+  readonly compactRatio?: number
+  /** Wall clock (ms). */
+  readonly now?: () => number
+}
+
+const DEFAULT_COMPACT_MIN_BYTES = 4 * 1024 * 1024
+const message = (e: unknown): string => (e instanceof Error ? e.message : String(e))
+
+/** Opens the journal in `dir`; err only when the folder cannot be used at all. */
+export async function openFileJournal(opts: FileJournalOptions): Promise<Result<Journal, string>> {
+  const now = opts.now ?? Date.now
+  const log = opts.logger
+  let segments: SegmentFile[]
+  try {
+    segments = await listSegments(opts.dir)
+  } catch (e) {
+    return err(`journal folder ${opts.dir}: ${message(e)}`)
+  }
+  const state = new JournalState()
+  const readOnes: SegmentFile[] = []
+  const corrupt: SegmentFile[] = []
+  for (const seg of segments) {
+    let text: string
+    try {
+      text = await readSegment(seg.path)
+    } catch (e) {
+      log.error({ file: seg.path, err: message(e) }, 'journal segment could not be read: moved aside (the daemon starts without it)')
+      corrupt.push(seg)
+      continue
+    }
+    const { records, bad } = decodeRecords(text)
+    for (const r of records) state.apply(r)
+    reportBadLines(log, seg.path, bad)
+    if (bad.some((b) => b.kind !== 'torn')) corrupt.push(seg)
+    else readOnes.push(seg)
+  }
+  state.prune(now())
+  const replay = state.replay(now())
+  const seq = (segments.at(-1)?.seq ?? 0) + 1
+  let created: { handle: FileHandle; path: string }
+  const snapshot = snapshotText(state)
+  try {
+    created = await createSegment(opts.dir, seq, snapshot)
+  } catch (e) {
+    return err(`journal folder ${opts.dir}: ${message(e)}`)
+  }
+  // The new segment holds everything valid that was read: the old ones can go.
+  for (const seg of corrupt) {
+    try {
+      const aside = await moveAside(seg.path, now())
+      log.error({ file: aside }, 'corrupt journal segment moved aside; its valid records were kept')
+    } catch (e) {
+      log.error({ file: seg.path, err: message(e) }, 'corrupt journal segment could not be moved aside')
+    }
+  }
+  for (const seg of readOnes) await removeSegment(seg.path).catch(() => undefined)
+  const stats = state.counts()
+  log.info({ dir: opts.dir, segment: created.path, ...stats }, 'journal opened')
+  return ok(new FileJournal(opts, state, replay, { ...created, bytes: Buffer.byteLength(snapshot) }, seq))
+}
+
+function reportBadLines(log: Logger, file: string, bad: readonly BadLine[]): void {
+  for (const b of bad) {
+    // A torn last line is the expected trace of a crash mid-write: its caller was never answered.
+    if (b.kind === 'torn') log.warn({ file, line: b.line, bytes: b.text.length }, 'journal: torn last record skipped (a crash during its write)')
+    else log.error({ file, line: b.line, kind: b.kind, text: b.text.slice(0, 2000) }, 'journal: unreadable record skipped')
+  }
+}
+
+const snapshotText = (state: JournalState): string => state.snapshot().map(encodeRecord).join('')
+
+class FileJournal implements Journal {
+  private readonly log: Logger
+  private readonly now: () => number
+  private readonly committer: GroupCommitter
+  private readonly compactMinBytes: number
+  private readonly compactRatio: number
+  private handle: FileHandle
+  private path: string
+  private seq: number
+  private bytes: number
+  /** The segment size at which compaction is considered again. */
+  private nextCheckAt: number
+  private closed = false
+  private readonly counts = { appended: 0, compactions: 0, writeErrors: 0 }
+
+  constructor(
+    private readonly opts: FileJournalOptions,
+    private readonly state: JournalState,
+    private readonly replayed: JournalReplay,
+    segment: { handle: FileHandle; path: string; bytes: number },
+    seq: number,
+  ) {
+    this.log = opts.logger
+    this.now = opts.now ?? Date.now
+    this.compactMinBytes = opts.compactMinBytes ?? DEFAULT_COMPACT_MIN_BYTES
+    this.compactRatio = opts.compactRatio ?? 2
+    this.handle = segment.handle
+    this.path = segment.path
+    this.seq = seq
+    this.bytes = segment.bytes
+    this.nextCheckAt = Math.max(this.compactMinBytes, segment.bytes * this.compactRatio)
+    this.committer = new GroupCommitter({
+      commit: (text) => this.write(text),
+      between: () => this.maybeCompact(),
+      failed: (e, records) => {
+        this.counts.writeErrors++
+        this.log.error({ err: message(e), records, file: this.path }, 'journal write failed: these records may be lost at a crash')
+      },
+    })
+  }
+
+  accepted(rec: AcceptedRequest): Promise<void> {
+    return this.append({
+      k: 'accepted',
+      at: this.now(),
+      requestId: rec.requestId,
+      domain: rec.domain,
+      operation: rec.operation,
+      uuids: [...rec.uuids],
+      ...(rec.callbackUrl !== undefined ? { callbackUrl: rec.callbackUrl } : {}),
+      answerDeadlineAt: Math.max(0, Math.round(rec.answerDeadlineAt)),
+      ...(rec.idempotency !== undefined ? { idempotency: { ...rec.idempotency } } : {}),
+    })
+  }
+
+  ended(requestId: string): Promise<void> {
+    // A request already ended by its result (or never seen open) needs no record of its own.
+    if (this.state.isOpen(requestId) === false) return Promise.resolve()
+    return this.append({ k: 'ended', at: this.now(), requestId })
+  }
+
+  result(rec: ResultRecord): Promise<void> {
+    return this.append({ k: 'result', at: this.now(), ...rec })
+  }
+
+  attempted(deliveryId: string, p: DeliveryProgress): Promise<void> {
+    return this.append({ k: 'attempted', at: this.now(), deliveryId, ...p })
+  }
+
+  acked(deliveryId: string): Promise<void> {
+    return this.append({ k: 'acked', at: this.now(), deliveryId })
+  }
+
+  deadLetter(deliveryId: string, reason: string, attempts: number): Promise<void> {
+    return this.append({ k: 'dead', at: this.now(), deliveryId, reason: reason.slice(0, 2000), attempts })
+  }
+
+  revived(deliveryId: string, giveUpAt: number): Promise<void> {
+    return this.append({ k: 'revived', at: this.now(), deliveryId, giveUpAt })
+  }
+
+  replay(): JournalReplay {
+    return this.replayed
+  }
+
+  deadLetters(): DeadLetter[] {
+    return this.state.deadLetters()
+  }
+
+  stats(): JournalStats {
+    return {
+      ...this.counts,
+      commits: this.committer.commits,
+      ...this.state.counts(),
+      segmentBytes: this.bytes,
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    await this.committer.flushed()
+    await this.handle.close().catch(() => undefined)
+  }
+
+  private append(r: JournalRecord): Promise<void> {
+    if (this.closed) {
+      this.log.error({ record: r }, 'journal closed: record not written (it is in this log line)')
+      return Promise.resolve()
+    }
+    let line: string
+    try {
+      line = encodeRecord(r)
+    } catch (e) {
+      this.counts.writeErrors++
+      this.log.error({ err: message(e), record: r }, 'journal record could not be encoded')
+      return Promise.resolve()
+    }
+    // State first: a compaction between now and the write keeps this record; applying it twice is harmless.
+    this.state.apply(r)
+    this.counts.appended++
+    return this.committer.append(line)
+  }
+
+  private async write(text: string): Promise<void> {
+    const buf = Buffer.from(text, 'utf8')
+    let off = 0
+    while (off < buf.length) {
+      const { bytesWritten } = await this.handle.write(buf, off, buf.length - off)
+      off += bytesWritten
+    }
+    this.bytes += buf.length
+    await this.handle.datasync()
+  }
+
+  private async maybeCompact(): Promise<void> {
+    if (this.bytes < this.nextCheckAt || this.closed) return
+    this.state.prune(this.now())
+    const text = snapshotText(this.state)
+    const live = Buffer.byteLength(text)
+    if (live * this.compactRatio > this.bytes) {
+      // Mostly live: look again once the segment has grown by as much again.
+      this.nextCheckAt = this.bytes + Math.max(this.compactMinBytes, live)
+      return
+    }
+    const oldPath = this.path
+    const oldHandle = this.handle
+    // Should the new segment fail (disk full), the next try waits for more growth, not the next batch.
+    this.nextCheckAt = this.bytes + this.compactMinBytes
+    const created = await createSegment(this.opts.dir, this.seq + 1, text)
+    this.seq++
+    this.handle = created.handle
+    this.path = created.path
+    this.bytes = live
+    this.nextCheckAt = Math.max(this.compactMinBytes, live * this.compactRatio * 2)
+    this.counts.compactions++
+    await oldHandle.close().catch(() => undefined)
+    await removeSegment(oldPath).catch((e: unknown) => this.log.warn({ file: oldPath, err: message(e) }, 'old journal segment could not be removed'))
+    this.log.debug({ segment: this.path, live_bytes: live }, 'journal compacted')
+  }
+}
