@@ -25,7 +25,11 @@ function form(name: string, changes: Record<string, string>): string {
   return f.toString()
 }
 
-/** Capture 04's answered originated leg, as a call_user leg of bench.test bound for a PSTN number. */
+/**
+ * The answered originated leg of
+ * test/fixtures/freeswitch/xml_curl/04-originate-1002-xml-default.txt, as a call_user leg of
+ * bench.test bound for a PSTN number.
+ */
 const dialplanForm = (i: number) =>
   form('04-dialplan-originated', {
     'Hunt-Context': DOMAIN,
@@ -40,7 +44,10 @@ const dialplanForm = (i: number) =>
     variable_cod_dest_value: '0311112222',
   })
 
-/** Capture 01's REGISTER authentication of a user of bench.test. */
+/**
+ * The REGISTER authentication of test/fixtures/freeswitch/xml_curl/01-register-1001.txt, for a user
+ * of bench.test.
+ */
 const directoryForm = (i: number) => {
   const user = `u${i % 200}`
   return form('01-sip-auth-register', { user, sip_auth_username: user, sip_from_user: user, sip_to_user: user, sip_contact_user: user, domain: DOMAIN })
@@ -116,7 +123,7 @@ export async function benchXmlCurl(ctx: BenchContext): Promise<BenchOutput> {
     }
   }
 
-  const result: Record<string, unknown> = { what: 'POST {xml_curl.path}/xml_curl with the forms FreeSWITCH sends (captures 04 and 01), closed loop', concurrency: CONCURRENCY }
+  const result: Record<string, unknown> = { what: 'POST {xml_curl.path}/xml_curl with the forms FreeSWITCH sends (fixtures xml_curl/04-originate-1002-xml-default, 01-register-1001), closed loop', concurrency: CONCURRENCY }
   const summary: string[] = []
   for (const section of ['dialplan', 'directory'] as const) {
     const r = runs[section]

@@ -1,7 +1,7 @@
 /**
- * The composition root: builds every part of DESIGN.md's picture and wires them together.
- * main.ts (signals, arguments), the demo, the end-to-end tests and the benchmarks all start the
- * daemon through here, so they exercise exactly what operators run.
+ * The composition root: builds every part of the picture in docs/architecture.md and wires them
+ * together. main.ts (signals, arguments), the demo, the end-to-end tests and the benchmarks all
+ * start the daemon through here, so they exercise exactly what operators run.
  */
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'

@@ -1,5 +1,5 @@
 /**
- * HTTP Basic authentication of API requests (interface.md "Authentication"): the username is
+ * HTTP Basic authentication of API requests (docs/interface.md "Authentication"): the username is
  * the domain name, the password one of the domain's API tokens. The CTI module uses the same
  * function, so both doors answer alike.
  *

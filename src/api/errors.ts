@@ -1,5 +1,5 @@
 /**
- * The error catalogue of DESIGN.md ("HTTP API decisions"): every error the API can answer,
+ * The error catalogue of docs/design.md ("Error ids and statuses"): every error the API can answer,
  * with its HTTP status. The body is always `{result_code: 500, error: {id, description}}`.
  */
 export const ERROR_STATUS = {

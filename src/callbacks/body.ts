@@ -1,9 +1,9 @@
 /**
  * The callback body and its signature.
  *
- * The body is exactly the interface's callback notification (interface.md "Callback
- * notification"); everything else (delivery id, timestamp, signature) travels in headers
- * (DESIGN.md "Lessons from FreeSWITCH"), so that receivers written against the interface keep
+ * The body is exactly the interface's callback notification (docs/interface.md "Result
+ * callback"); everything else (delivery id, timestamp, signature) travels in headers
+ * (docs/design.md "Lessons from FreeSWITCH"), so that receivers written against the interface keep
  * working. The body is serialised once per result: every attempt sends the same bytes, which
  * is what the signature covers.
  */

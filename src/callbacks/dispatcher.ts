@@ -1,6 +1,6 @@
 /**
- * Delivery of result callbacks (DESIGN.md "Result callbacks"; docs/callbacks.md): the part that
- * ties the others together and keeps every delivery's state.
+ * Delivery of result callbacks (docs/design.md "Result callbacks"; docs/callbacks.md): the part
+ * that ties the others together and keeps every delivery's state.
  *
  * One delivery per final result: a delivery id (UUID) and the body bytes are fixed when the
  * engine hands the result over, and every attempt re-sends exactly those, so a receiver can
@@ -112,8 +112,8 @@ export class CallbackDispatcher implements CallbackSink {
         ? meta.requestId
         : encodeURIComponent(meta.requestId).slice(0, 200) || 'unknown'
       if (!this.finals.remember(domain, requestId)) {
-        // DESIGN.md: exactly one final callback per request. A second one is an engine bug;
-        // the receiver must not see two contradicting finals.
+        // docs/design.md "Result callbacks": exactly one final callback per request. A second one
+        // is an engine bug; the receiver must not see two contradicting finals.
         this.logger.error(
           { domain, request_id: requestId, body },
           'second final result for one request: not sent (exactly one callback per request)',

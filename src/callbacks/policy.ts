@@ -1,11 +1,14 @@
 /**
- * Retry policy of result callbacks, as pure functions (DESIGN.md "Result callbacks"):
+ * Retry policy of result callbacks, as pure functions (docs/design.md "Result callbacks"):
  * retried on connection errors, timeouts, 5xx and 429; not on other 4xx nor on 3xx
  * (redirects are not followed: a callback URL that moved is a configuration error of the
  * receiver, and following it would re-send a signed result to a host nobody configured).
  */
 import { err, ok, type Result } from '../util/result.js'
 import type { CallbackSettings } from './types.js'
+
+/** The settings the delays depend on. */
+export type Backoff = Pick<CallbackSettings, 'backoff_initial_ms' | 'backoff_max_ms'>
 
 export type AttemptOutcome =
   | { readonly kind: 'delivered'; readonly status: number }
@@ -41,7 +44,7 @@ export function parseRetryAfter(value: string | null, nowMs: number): number | u
  * fixed, half random) so that receivers coming back up are not hit by every sender at once
  * while the delay still grows.
  */
-export function backoffDelay(retry: number, s: CallbackSettings, random: () => number): number {
+export function backoffDelay(retry: number, s: Backoff, random: () => number): number {
   const exp = s.backoff_initial_ms * 2 ** Math.min(Math.max(retry - 1, 0), 30)
   const cap = Math.min(s.backoff_max_ms, exp)
   const r = Math.min(Math.max(random(), 0), 1)
@@ -49,7 +52,7 @@ export function backoffDelay(retry: number, s: CallbackSettings, random: () => n
 }
 
 /** The delay actually used: never earlier than the receiver asked (Retry-After), never past backoff_max_ms. */
-export function retryDelay(retry: number, s: CallbackSettings, random: () => number, retryAfterMs?: number): number {
+export function retryDelay(retry: number, s: Backoff, random: () => number, retryAfterMs?: number): number {
   const backoff = backoffDelay(retry, s, random)
   return retryAfterMs === undefined ? backoff : Math.min(s.backoff_max_ms, Math.max(backoff, retryAfterMs))
 }

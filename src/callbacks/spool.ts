@@ -1,13 +1,11 @@
 /**
- * The spool file: results not delivered when the daemon stopped, delivered at the next start.
- *
- * JSON Lines, one delivery per line, so that a result arriving after the shutdown flush can
- * be appended without rewriting the file. A full rewrite goes through a temporary file and a
- * rename, so a crash mid-write leaves the previous file intact. Mode 0600: lines hold callback
- * URLs (possibly with credentials) and call results.
+ * The spool file of earlier versions (`callbacks.spool_file`, deprecated): results not delivered
+ * when such a daemon stopped. The journal (src/journal/) replaced it; this file only reads one
+ * that an older version left, so that an upgrade loses none of its results (spool-import.ts
+ * moves them into the journal). JSON Lines, one delivery per line.
  */
-import { appendFileSync, unlinkSync } from 'node:fs'
-import { readFile, rename, unlink, writeFile } from 'node:fs/promises'
+import { unlinkSync } from 'node:fs'
+import { readFile } from 'node:fs/promises'
 import { z } from 'zod'
 import { err, ok, type Result } from '../util/result.js'
 
@@ -59,37 +57,7 @@ export async function readSpool(file: string): Promise<Result<SpoolRead, string>
   return ok({ entries, bad })
 }
 
-const toLines = (entries: readonly SpoolEntry[]): string => entries.map((e) => `${JSON.stringify(e)}\n`).join('')
-
-/** Replaces the file with exactly these entries; no entries: the file is removed. */
-export async function writeSpool(file: string, entries: readonly SpoolEntry[]): Promise<Result<void, string>> {
-  try {
-    if (entries.length === 0) {
-      await unlink(file).catch((e: unknown) => {
-        if (!isNoEnt(e)) throw e
-      })
-      return ok(undefined)
-    }
-    const tmp = `${file}.${process.pid}.tmp`
-    await writeFile(tmp, toLines(entries), { mode: 0o600 })
-    await rename(tmp, file)
-    return ok(undefined)
-  } catch (e) {
-    return err(message(e))
-  }
-}
-
-/** Synchronous on purpose: used after shutdown, when the process may exit right after. */
-export function appendSpoolSync(file: string, entry: SpoolEntry): Result<void, string> {
-  try {
-    appendFileSync(file, toLines([entry]), { mode: 0o600 })
-    return ok(undefined)
-  } catch (e) {
-    return err(message(e))
-  }
-}
-
-/** Removes the file once everything read from it has been delivered (or finally failed). */
+/** Removes the file once its entries are durable in the journal. */
 export function removeSpoolSync(file: string): Result<void, string> {
   try {
     unlinkSync(file)

@@ -8,9 +8,13 @@ export type { CallResult, CallbackSink, CallErrorId } from '../origination/outco
 /** The `callbacks` section of daemon.yaml (src/config/schema.ts), read at each use (SIGHUP). */
 export interface CallbackSettings {
   timeout_ms: number
-  max_attempts: number
   backoff_initial_ms: number
   backoff_max_ms: number
+  /** Retries go on until this long after the result was handed over (default 24 h). */
+  give_up_after_ms: number
   concurrency_per_domain: number
+  /** Deprecated and ignored: retries go by time (give_up_after_ms). */
+  max_attempts?: number
+  /** Deprecated: a spool file left by an older version is moved into the journal at start. */
   spool_file?: string
 }

@@ -7,11 +7,13 @@
  *   CHANNEL_DESTROY, but it will not ring or talk again, and counting it would make a hunt
  *   briefly count its previous member's legs with the next member's.
  * - HANGUP and HANGUP_COMPLETE both end it; the end is reported once.
- * - Legs connected to each other (a leg originating another, capture 19: CHANNEL_CREATE of B
- *   carries Other-Leg-Unique-ID=A; a bridge) relay their users, end_user and request: each
- *   user becomes a party of the other leg, so that a user's CTI panel sees the far end of
- *   their call. A leg changed that way is reported `relayed`.
- * - One CHANNEL_BRIDGE/UNBRIDGE per bridge, on the A leg only (capture 18): both legs change.
+ * - Legs connected to each other (a leg originating another,
+ *   test/fixtures/freeswitch/esl/19-originate-xml-default.txt: CHANNEL_CREATE of B carries
+ *   Other-Leg-Unique-ID=A; a bridge) relay their users, end_user and request: each user becomes a
+ *   party of the other leg, so that a user's CTI panel sees the far end of their call. A leg
+ *   changed that way is reported `relayed`.
+ * - One CHANNEL_BRIDGE/UNBRIDGE per bridge, on the A leg only
+ *   (test/fixtures/freeswitch/esl/18-uuid-bridge.txt): both legs change.
  *
  * The changes are returned once the whole event is applied, the event's own channel first, so
  * that whoever reads them sees every leg in its final state.
@@ -197,7 +199,9 @@ function answeredState(ch: MutableChannel): ChannelState {
 /**
  * Reads what identifies the channel from an event's headers. The SIP identity of a leg is
  * read from its first event only: after a dialplan bridge FreeSWITCH rewrites the A leg's
- * variable_dialed_user to the B leg's user (capture 19, CHANNEL_BRIDGE on A: dialed_user=1002).
+ * variable_dialed_user to the B leg's user
+ * (test/fixtures/freeswitch/esl/19-originate-xml-default.txt, CHANNEL_BRIDGE on A:
+ * dialed_user=1002).
  */
 function refresh(
   table: ChannelTable,

@@ -1,7 +1,8 @@
 /**
- * Applies a re-read of FreeSWITCH's live channels (`show channels as json`, capture 03, plus
- * our `cod_*` variables read back with `uuid_getvar`) to the table. Events sent while the socket
- * was down are lost, so after every (re)connection:
+ * Applies a re-read of FreeSWITCH's live channels (`show channels as json`,
+ * test/fixtures/freeswitch/esl/03-show-channels-live-call.txt, plus our `cod_*` variables read back
+ * with `uuid_getvar`) to the table. Events sent while the socket was down are lost, so after every
+ * (re)connection:
  *
  * - channels missing from the list ended while we were not listening: they are removed;
  * - a channel we still think calling or ringing may have been answered meanwhile: the row says

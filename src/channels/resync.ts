@@ -1,8 +1,9 @@
 /**
  * The re-read of FreeSWITCH's live channels after each (re)connection, and whenever origination
- * has lost an originate's result: `show channels as json` (capture 03), then for each channel
- * we never heard of, our `cod_domain`, `cod_request_id` and `cod_role` with `uuid_getvar`
- * (a few channels at a time), then the store applies it all at once (reconcile.ts).
+ * has lost an originate's result: `show channels as json`
+ * (test/fixtures/freeswitch/esl/03-show-channels-live-call.txt), then for each channel we never
+ * heard of, our `cod_domain`, `cod_request_id` and `cod_role` with `uuid_getvar` (a few channels at
+ * a time), then the store applies it all at once (reconcile.ts).
  *
  * One re-read runs at a time; a call while one runs schedules one more after it (the running one
  * may have read the list before the caller's reason to ask).

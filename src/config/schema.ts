@@ -1,5 +1,5 @@
 /**
- * The configuration contract operators write (DESIGN.md, "Configuration format").
+ * The configuration contract operators write (docs/design.md "Configuration contract").
  * Every field is validated here; unknown keys are refused so that a typo cannot pass silently.
  * Identifier patterns are deliberately narrow: directory values end up in SIP usernames,
  * dial strings and XML documents, and a narrow alphabet is the first line of defence.
@@ -10,7 +10,10 @@ import { parseCidrList } from '../net/address-guard.js'
 export const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 export const ID_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/
 export const DIGITS_RE = /^[0-9]{1,32}$/
-/** PSTN numbers (DESIGN.md "Numbers"): optional +, then digits, * and #, 2 to 32 characters. */
+/**
+ * PSTN numbers (docs/design.md "HTTP API decisions", Numbers): optional +, then digits, * and #, 2
+ * to 32 characters.
+ */
 export const PSTN_RE = /^\+?[0-9*#]{1,32}$/
 export const isPstnNumber = (s: string): boolean => s.length >= 2 && s.length <= 32 && PSTN_RE.test(s)
 export const DOMAIN_RE = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/
@@ -26,7 +29,10 @@ const label = z.string().regex(LABEL_RE, 'must be 1-128 characters without contr
 const seconds = (max: number) => z.number().int('must be a whole number').positive('must be positive').max(max)
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http or https URL' })
 
-/** How a simulated terminal or PSTN number behaves (DESIGN.md, "Simulated terminal and PSTN behaviours"). */
+/**
+ * How a simulated terminal or PSTN number behaves (docs/design.md "Configuration contract",
+ * Simulated terminal and PSTN behaviours).
+ */
 export const simBehaviourSchema = z
   .strictObject({
     answer_after: z.number().min(0).max(3600).optional(),

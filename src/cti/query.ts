@@ -1,6 +1,6 @@
 /**
  * The query of `GET {prefix}/ws_cti` and the URI a ticket is bound to. The rules follow the
- * API's (DESIGN.md "HTTP API decisions"): unknown parameters are refused by name, booleans are
+ * API's (docs/design.md "HTTP API decisions"): unknown parameters are refused by name, booleans are
  * `true`/`false`, and user identifiers have the shapes the configuration enforces.
  */
 import { NAME_RE } from '../config/schema.js'

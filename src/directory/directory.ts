@@ -14,7 +14,10 @@ export type UserKey = (typeof USER_KEYS)[number]
 export const GROUP_KEYS = ['group_id', 'group_name', 'group_label', 'group_extension', 'group_did'] as const
 export type GroupKey = (typeof GROUP_KEYS)[number]
 
-/** What a destination string names, in the order of DESIGN.md (xml_url: forms are handled by the API). */
+/**
+ * What a destination string names, in the order of docs/design.md "HTTP API decisions" (xml_url:
+ * forms are handled by the API).
+ */
 export type DirectoryMatch =
   | { readonly kind: 'user'; readonly user: User }
   | { readonly kind: 'group'; readonly group: Group }
@@ -96,7 +99,10 @@ export class DomainDirectory {
     return this.groupsBy('group_id', id)[0]
   }
 
-  /** A user by SIP username: the name, or the extension as a number-alias (DESIGN.md "SIP accounts"). */
+  /**
+   * A user by SIP username: the name, or the extension as a number-alias (docs/design.md
+   * "Configuration contract", SIP accounts).
+   */
   userBySipName(sipUser: string): User | undefined {
     return this.userByName(sipUser) ?? this.usersBy('user_extension', sipUser)[0]
   }
@@ -130,9 +136,9 @@ export class DomainDirectory {
   }
 
   /**
-   * Resolves a destination string in the order of DESIGN.md: a user (name, extension, DID);
-   * a group (name, extension, DID); a configured extension; a PSTN number. `undefined` when
-   * nothing matches.
+   * Resolves a destination string in the order of docs/design.md "HTTP API decisions": a user
+   * (name, extension, DID); a group (name, extension, DID); a configured extension; a PSTN number.
+   * `undefined` when nothing matches.
    */
   resolveDestination(destination: string): DirectoryMatch | undefined {
     for (const key of ['user_name', 'user_extension', 'user_did'] as const) {

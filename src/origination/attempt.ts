@@ -6,8 +6,9 @@
  *   `+OK Job-UUID`), with the promise of its outcome.
  * - The outcome comes from the BACKGROUND_JOB (leg-outcome.ts). When the job's result is lost
  *   (ESL drop, or esl-lite re-sending the originate after a reconnect, which FreeSWITCH refuses
- *   with DESTINATION_OUT_OF_ORDER, capture 23), it is read from the legs' channel events and a
- *   re-read of the live channels instead (leg-watch.ts).
+ *   with DESTINATION_OUT_OF_ORDER, test/fixtures/freeswitch/esl/23-duplicate-origination-uuid.txt),
+ *   it is read from the legs' channel events and a re-read of the live channels instead
+ *   (leg-watch.ts).
  * - A watchdog per originate ends any attempt FreeSWITCH never reported on.
  * - Once over, its legs' channel reservations are released and its losers hung up.
  */
@@ -20,7 +21,7 @@ import type { Logger } from '../util/logger.js'
 import { err, ok, type Result } from '../util/result.js'
 import type { LegCanceller } from './cancel.js'
 import type { ChannelLimiter } from './channel-limit.js'
-import { applyLegEvent, newLegState, outcomeFromChannels, pickCause, verdictOfJob, type LegEvent, type LegState } from './leg-outcome.js'
+import { applyLegEvent, failedOrUnknown, newLegState, outcomeFromChannels, verdictOfJob, type LegEvent, type LegState } from './leg-outcome.js'
 import { createLegWatch } from './leg-watch.js'
 import { buildOriginate, type LegPlan } from './originate-spec.js'
 import type { AttemptOutcome } from './outcome.js'
@@ -134,7 +135,7 @@ export function createAttempts(deps: AttemptDeps): Attempts {
     if (performance.now() > a.hardDeadline) {
       log.error({ requestId: a.owner.plan.requestId }, 'FreeSWITCH never reported on this originate: ending it')
       for (const u of a.uuids) if (a.legs.get(u)?.live === true) cancel.kill(u)
-      finish(a, { answered: false, cause: pickCause(a.legs, fallbackOf(a)) })
+      finish(a, failedOrUnknown(a.legs, fallbackOf(a)))
       return
     }
     a.timer = setTimeout(() => watchdog(a), graceMs)

@@ -1,8 +1,8 @@
 /**
- * Channel limit accounting (DESIGN.md "Channel limit"): a domain's channels in use are its live
- * channels as FreeSWITCH reports them (the channel model: also calls not made through the API) plus
- * the legs reserved by requests in flight that FreeSWITCH has not created yet. A request is
- * admitted only if in-use + the legs it needs <= channel_limit.
+ * Channel limit accounting (docs/design.md "Origination semantics", Channel limit): a domain's
+ * channels in use are its live channels as FreeSWITCH reports them (the channel model: also calls
+ * not made through the API) plus the legs reserved by requests in flight that FreeSWITCH has not
+ * created yet. A request is admitted only if in-use + the legs it needs <= channel_limit.
  *
  * tryReserve() checks and reserves in one synchronous step; JavaScript runs it to the end
  * before any other request can look, so concurrent requests can never both take the last slot.

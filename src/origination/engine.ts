@@ -10,7 +10,7 @@
  *   leg-watch.ts follows its legs on the daemon's channel model, src/channels).
  * - requests.ts: the requests in flight and their one result each (listeners, callback).
  *
- * UUIDs are generated before the originate, one per leg; the reply lists them (DESIGN.md
+ * UUIDs are generated before the originate, one per leg; the reply lists them (docs/design.md
  * "Origination semantics"). The reply is given once FreeSWITCH accepted the bgapi. The
  * answered leg runs `cod_route XML <domain>`: the daemon's dialplan (xml_curl) connects it to
  * the destination described by the cod_dest_* variables (originate-spec.ts).
@@ -41,7 +41,8 @@ export interface EngineDeps {
   readonly logger: Logger
   /**
    * SIP profile of the daemon's users (config freeswitch.sip_profile). Contacts are looked up in
-   * every profile (`*`), as DESIGN.md says, so it is only logged; gateway legs do not need it.
+   * every profile (`*`), as docs/design.md "Lessons from FreeSWITCH" says, so it is only logged;
+   * gateway legs do not need it.
    */
   readonly sipProfile: string
   /** Hunts running at once per domain (p-queue concurrency). */

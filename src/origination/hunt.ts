@@ -1,5 +1,5 @@
 /**
- * call_group hunting (issue 5, DESIGN.md "Origination semantics"): members in the group's
+ * call_group hunting (issue 5, docs/design.md "Origination semantics"): members in the group's
  * order, one member at a time, all of that member's registered terminals rung together for
  * member_answer_timeout, the whole hunt bounded by answer_timeout.
  *

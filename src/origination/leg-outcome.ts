@@ -2,15 +2,17 @@
  * How one originate ended, decided from what is known of its legs (pure: no I/O, no timers).
  *
  * - The BACKGROUND_JOB decides first: `+OK <uuid>` names the winner (a losing leg may answer
- *   too, capture 17), `-ERR <CAUSE>` the failure. `-ERR DESTINATION_OUT_OF_ORDER` is what
- *   FreeSWITCH says to an originate esl-lite re-sent after a reconnect, whose legs exist
- *   already (capture 23): the result is then lost, not a failure.
+ *   too, test/fixtures/freeswitch/esl/17-two-legs-race.txt), `-ERR <CAUSE>` the failure. `-ERR
+ *   DESTINATION_OUT_OF_ORDER` is what FreeSWITCH says to an originate esl-lite re-sent after a
+ *   reconnect, whose legs exist already
+ *   (test/fixtures/freeswitch/esl/23-duplicate-origination-uuid.txt): the result is then lost, not
+ *   a failure.
  * - When the job's result is lost, the legs' channel state decides (outcomeFromChannels).
  * - Cancelled legs (LOSE_RACE, ORIGINATOR_CANCEL) never give the cause of a failure when
  *   another leg has a real one.
  */
 import { parseJobBody } from '../pbx/replies.js'
-import { isCancelCause, type AttemptOutcome } from './outcome.js'
+import { isCancelCause, OUTCOME_UNKNOWN, type AttemptOutcome } from './outcome.js'
 
 /** What the engine knows of one leg of an originate, from its channel events. */
 export interface LegState {
@@ -90,5 +92,15 @@ export function outcomeFromChannels(
   if (liveAnswered.length > 0 || liveRinging.length > 0) return undefined
   const ended = all.find(([, l]) => l.answered && !isCancelCause(l.cause ?? ''))
   if (ended !== undefined) return { answered: true, uuid: ended[0] }
+  return failedOrUnknown(legs, fallbackCause)
+}
+
+/**
+ * A failure with its cause, or OUTCOME_UNKNOWN when nothing was ever heard of the originate: no
+ * leg seen and no job result (the link died with the command written; it may have rung).
+ */
+export function failedOrUnknown(legs: ReadonlyMap<string, LegState>, fallbackCause: string | undefined): AttemptOutcome {
+  const seen = [...legs.values()].some((l) => l.created || l.cause !== undefined)
+  if (!seen && fallbackCause === undefined) return OUTCOME_UNKNOWN
   return { answered: false, cause: pickCause(legs, fallbackCause) }
 }

@@ -1,14 +1,20 @@
 /**
- * The result of an origination attempt, as the callback receiver sees it (DESIGN.md "Result
+ * The result of an origination attempt, as the callback receiver sees it (docs/design.md "Result
  * callbacks"); the error ids of FreeSWITCH hangup causes are in pbx/hangup-causes.ts.
  */
 import { errorIdOfCause, type CallErrorId } from '../pbx/hangup-causes.js'
 
 export type { CallErrorId }
 
+/**
+ * The error id of a failed result: a hangup cause's, or `outcome_unknown` when nothing can tell
+ * how the request ended (docs/design.md "An error reply means no call").
+ */
+export type ResultErrorId = CallErrorId | 'outcome_unknown'
+
 export type CallResult =
   | { readonly result_code: 0; readonly uuid: string }
-  | { readonly result_code: 500; readonly error: { readonly id: CallErrorId; readonly cause: string } }
+  | { readonly result_code: 500; readonly error: { readonly id: ResultErrorId; readonly cause: string } }
 
 /** Implemented by src/callbacks: delivers one result to the request's callback_url. */
 export interface CallbackSink {
@@ -26,9 +32,21 @@ export const notAnswered = (cause: string): CallResult => ({
 /** Causes that mean "this leg was cancelled because another one won or we stopped": not the outcome. */
 export const isCancelCause = (cause: string): boolean => cause === 'LOSE_RACE' || cause === 'ORIGINATOR_CANCEL'
 
-/** How one originate (all legs rung together) ended: the winning leg, or the cause. */
+/**
+ * How one originate (all legs rung together) ended: the winning leg, the cause, or unknown: the
+ * originate reached FreeSWITCH (the API answered 200) but its job result was lost and no leg of
+ * it was ever seen, so nothing tells whether it rang (the link died with the command written).
+ */
 export type AttemptOutcome =
   | { readonly answered: true; readonly uuid: string }
-  | { readonly answered: false; readonly cause: string }
+  | { readonly answered: false; readonly cause: string; readonly unknown?: undefined }
+  | { readonly answered: false; readonly cause: 'UNKNOWN'; readonly unknown: true }
 
-export const resultOf = (o: AttemptOutcome): CallResult => (o.answered ? answered(o.uuid) : notAnswered(o.cause))
+/** The outcome when nothing can tell how the request ended (never a guess). */
+export const OUTCOME_UNKNOWN: AttemptOutcome = { answered: false, cause: 'UNKNOWN', unknown: true }
+
+/** The result callback of OUTCOME_UNKNOWN: `outcome_unknown`, cause `UNKNOWN`. */
+export const outcomeUnknown = (): CallResult => ({ result_code: 500, error: { id: 'outcome_unknown', cause: 'UNKNOWN' } })
+
+export const resultOf = (o: AttemptOutcome): CallResult =>
+  o.answered ? answered(o.uuid) : o.unknown === true ? outcomeUnknown() : notAnswered(o.cause)

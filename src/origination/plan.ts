@@ -62,8 +62,8 @@ export interface OriginationAccepted {
 
 export interface OriginationEngine {
   /**
-   * Places the call. Resolves once FreeSWITCH accepted the originate (DESIGN.md "When the
-   * reply is sent"); the outcome of the attempt goes to the callback. A request not placed
+   * Places the call. Resolves once FreeSWITCH accepted the originate (docs/design.md "HTTP API
+   * decisions", When the reply is sent); the outcome of the attempt goes to the callback. A request not placed
    * is refused with its reason (refusal.ts), as a value.
    */
   originate(plan: OriginationPlan): Promise<Result<OriginationAccepted, OriginationRefusal>>

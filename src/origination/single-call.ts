@@ -1,7 +1,8 @@
 /**
  * Requests placed as ONE originate whose outcome is the request's result:
  * - call_user: one leg per registered terminal of the user, all in one originate (`,`), so
- *   FreeSWITCH rings them together and hangs up the losers (LOSE_RACE, capture 17);
+ *   FreeSWITCH rings them together and hangs up the losers (LOSE_RACE,
+ *   test/fixtures/freeswitch/esl/17-two-legs-race.txt);
  * - call_external / initiate_call with a PSTN originator: one leg through the domain's gateway.
  */
 import { randomUUID } from 'node:crypto'

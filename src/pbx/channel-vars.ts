@@ -12,7 +12,10 @@
  * destination number in the same context.
  */
 export const CHANNEL_VARS = {
-  /** Our request id (DESIGN.md: stamp every leg; `hupall <cause> cod_request_id <id>` cancels). */
+  /**
+   * Our request id (docs/design.md "Lessons from FreeSWITCH": stamp every leg; `hupall <cause>
+   * cod_request_id <id>` cancels).
+   */
   requestId: 'cod_request_id',
   /** The domain the leg belongs to (channel limit, CTI isolation). */
   domain: 'cod_domain',

@@ -184,14 +184,14 @@ function formatEndpoint(field: string, e: Endpoint): Result<string, CommandError
 }
 
 /**
- * The auto-answer headers common phones honour (DESIGN.md "auto_answer"): Call-Info
- * answer-after=0 (Snom, Yealink, Grandstream, Cisco SPA, Gigaset...; the same header mod_sofia
- * writes for sip_auto_answer=true, mod_sofia.c sofia_outgoing_channel) and Alert-Info
- * info=alert-autoanswer (Polycom, Aastra, Yealink). `sip_h_<Name>` variables become SIP headers
- * of the INVITE of that leg. FreeSWITCH also copies a channel's `sip_h_*` variables to every leg
- * it bridges that channel to (mod_sofia.c sofia_outgoing_channel, unless the calling channel has
- * `sip_copy_custom_headers=false`): without that, the destination phone of the answered leg
- * would auto-answer too (seen on a real FreeSWITCH 1.10.12).
+ * The auto-answer headers common phones honour (docs/design.md "Origination semantics",
+ * auto_answer): Call-Info answer-after=0 (Snom, Yealink, Grandstream, Cisco SPA, Gigaset...; the
+ * same header mod_sofia writes for sip_auto_answer=true, mod_sofia.c sofia_outgoing_channel) and
+ * Alert-Info info=alert-autoanswer (Polycom, Aastra, Yealink). `sip_h_<Name>` variables become SIP
+ * headers of the INVITE of that leg. FreeSWITCH also copies a channel's `sip_h_*` variables to
+ * every leg it bridges that channel to (mod_sofia.c sofia_outgoing_channel, unless the calling
+ * channel has `sip_copy_custom_headers=false`): without that, the destination phone of the answered
+ * leg would auto-answer too (seen on a real FreeSWITCH 1.10.12).
  */
 function autoAnswerVars(field: string, host: string): Result<string[], CommandError> {
   const h = check('domain', `${field}.autoAnswer.host`, host)
@@ -346,7 +346,10 @@ export function hupall(cause: string, variable: string, value: string): Result<E
   return ok(brand(`hupall ${c.value} ${n.value} ${v.value}`))
 }
 
-/** `show channels as json` (capture 03: `{"row_count":N,"rows":[...]}`). */
+/**
+ * `show channels as json` (test/fixtures/freeswitch/esl/03-show-channels-live-call.txt:
+ * `{"row_count":N,"rows":[...]}`).
+ */
 export const showChannelsJson = (): Result<EslCommand, CommandError> => ok(brand('show channels as json'))
 
 /** `status`: the cheap liveness probe. */

@@ -19,8 +19,9 @@
  *
  * esl-lite re-sends a command whose reply was lost in a drop. For an originate that means a
  * second originate with the same origination_uuid: FreeSWITCH refuses it with
- * `-ERR DESTINATION_OUT_OF_ORDER` while the first call lives (capture 23); the engine treats
- * that reply as "job lost" and reads the outcome from channel events.
+ * `-ERR DESTINATION_OUT_OF_ORDER` while the first call lives
+ * (test/fixtures/freeswitch/esl/23-duplicate-origination-uuid.txt); the engine treats that reply as
+ * "job lost" and reads the outcome from channel events.
  *
  * Commands must not be queued while the link is down (they could run much later): bgapi and
  * submit answer `disconnected` at once.
@@ -77,7 +78,8 @@ export interface PbxConnection extends PbxClient, PbxJobSubmitter {
 /** esl-lite's client with access to its protected send(): bgapi with our own Job-UUID. */
 class EslClient extends FreeSwitchClient {
   sendBgapi(command: string, jobUuid: string, timeoutMs: number) {
-    // A custom Job-UUID header is used as-is by FreeSWITCH (capture 22).
+    // A custom Job-UUID header is used as-is by FreeSWITCH
+    // (test/fixtures/freeswitch/esl/22-misc-replies.txt).
     return this.send(`bgapi ${command}`, { 'job-uuid': jobUuid }, undefined, timeoutMs)
   }
 }

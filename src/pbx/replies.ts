@@ -1,6 +1,6 @@
 /**
  * Reading FreeSWITCH's reply texts (the inverse of pbx/commands.ts). Formats are those of the
- * captures in shared/freeswitch/esl (file names cited per function).
+ * captures in test/fixtures/freeswitch/esl (file names cited per function).
  */
 import { checkContact } from './commands.js'
 import { err, ok, type Result } from '../util/result.js'
@@ -8,8 +8,9 @@ import { err, ok, type Result } from '../util/result.js'
 export type JobBody = { readonly ok: true; readonly text: string } | { readonly ok: false; readonly reason: string }
 
 /**
- * A BACKGROUND_JOB body: `+OK <uuid>\n` or `-ERR <CAUSE>\n` (captures 06, 10-17). Anything
- * else (status text, sofia_contact output) is returned as ok text, trimmed of the final newline.
+ * A BACKGROUND_JOB body: `+OK <uuid>\n` or `-ERR <CAUSE>\n` (sessions 06, 10-17 in
+ * test/fixtures/freeswitch/esl/). Anything else (status text, sofia_contact output) is returned as
+ * ok text, trimmed of the final newline.
  */
 export function parseJobBody(body: string): JobBody {
   const text = body.replace(/\r?\n$/, '')
@@ -24,8 +25,9 @@ export type ContactsReply =
 
 /**
  * sofia_contact output: a comma list of dial strings, or `error/user_not_registered`
- * (capture 01, 16; no trailing newline). Contacts outside the safe alphabet (a phone chooses its
- * own Contact header) are refused and reported, never dialled.
+ * (test/fixtures/freeswitch/esl/01-session-basics.txt and 16-sofia-contact-not-registered.txt; no
+ * trailing newline). Contacts outside the safe alphabet (a phone chooses its own Contact header)
+ * are refused and reported, never dialled.
  */
 export function parseSofiaContacts(body: string): ContactsReply {
   const text = body.trim()
@@ -41,7 +43,10 @@ export function parseSofiaContacts(body: string): ContactsReply {
   return contacts.length === 0 && refused.length === 0 ? { kind: 'not_registered' } : { kind: 'contacts', contacts, refused }
 }
 
-/** One row of `show channels as json` (capture 03): every value is a string. */
+/**
+ * One row of `show channels as json` (test/fixtures/freeswitch/esl/03-show-channels-live-call.txt):
+ * every value is a string.
+ */
 export interface ChannelRow {
   readonly uuid: string
   readonly direction?: string
@@ -55,7 +60,10 @@ export interface ChannelRow {
   readonly [key: string]: string | undefined
 }
 
-/** `{"row_count": 0}\n` when idle, `{"row_count":1,"rows":[...]}` otherwise (capture 03). */
+/**
+ * `{"row_count": 0}\n` when idle, `{"row_count":1,"rows":[...]}` otherwise
+ * (test/fixtures/freeswitch/esl/03-show-channels-live-call.txt).
+ */
 export function parseShowChannels(body: string): Result<ChannelRow[], string> {
   let parsed: unknown
   try {

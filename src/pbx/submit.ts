@@ -1,9 +1,10 @@
 /**
  * Submitting a background job in two steps: "FreeSWITCH accepted it" (command/reply
- * `+OK Job-UUID: <j>`, capture 06) and "the job ended" (BACKGROUND_JOB with `+OK <uuid>` or
- * `-ERR <CAUSE>`). The API replies after the first step (DESIGN.md "When the reply is sent"),
- * the result callback follows the second. PbxClient.bgapi only has the second step, so the
- * ESL connection (pbx/connection.ts) offers submit(); other PbxClients fall back to bgapi.
+ * `+OK Job-UUID: <j>`, test/fixtures/freeswitch/esl/06-originate-sofia-contact.txt) and "the job
+ * ended" (BACKGROUND_JOB with `+OK <uuid>` or `-ERR <CAUSE>`). The API replies after the first step
+ * (docs/design.md "HTTP API decisions", When the reply is sent), the result callback follows the
+ * second. PbxClient.bgapi only has the second step, so the ESL connection (pbx/connection.ts)
+ * offers submit(); other PbxClients fall back to bgapi.
  */
 import type { EslCommand, PbxClient, PbxError } from './types.js'
 import type { Result } from '../util/result.js'

@@ -1,6 +1,6 @@
 /**
  * The FreeSWITCH simulator: an inbound event socket on TCP that behaves as FreeSWITCH 1.10.12
- * does for the daemon (captures in /work/shared/freeswitch), a simulated sofia profile with the
+ * does for the daemon (captures in test/fixtures/freeswitch), a simulated sofia profile with the
  * configured terminals registered, simulated PSTN gateways, and mod_xml_curl requests to the
  * daemon for the dialplan and user lookups. See docs/simulator.md.
  *
@@ -120,7 +120,10 @@ export class Simulator {
     this.core.registry.setPstnBehaviour(domain, number, b)
   }
 
-  /** The far end hangs up (a BYE when answered: recv_bye, sip_term_status 200, capture 25). */
+  /**
+   * The far end hangs up (a BYE when answered: recv_bye, sip_term_status 200,
+   * test/fixtures/freeswitch/esl/25-remote-bye-parked-leg.txt).
+   */
   remoteHangup(uuid: string, cause = 'NORMAL_CLEARING'): boolean {
     const s = this.core.sessions.get(uuid)
     if (s === undefined || !s.up) return false

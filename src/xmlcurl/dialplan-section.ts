@@ -12,7 +12,8 @@
  *
  * The context in the document must be named exactly as the request's Hunt-Context: with any
  * other name FreeSWITCH logs "Context ... not found" and the call fails with
- * NO_ROUTE_DESTINATION, without falling back to the static dialplan (capture xml_curl/11).
+ * NO_ROUTE_DESTINATION, without falling back to the static dialplan
+ * (test/fixtures/freeswitch/xml_curl/11-dialplan-wrong-context.txt).
  */
 import { DOMAIN_RE } from '../config/schema.js'
 import type { Directory, DomainDirectory } from '../directory/directory.js'

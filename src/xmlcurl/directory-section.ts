@@ -1,12 +1,13 @@
 /**
- * The directory section: SIP authentication (action=sip_auth, capture xml_curl/01), `user/`
- * dialing (action=user_call, captures 02 and 04) and the lookups of `user_exists` / `user_data`
- * (no action, capture 06). The document has the shape FreeSWITCH 1.10.12 accepted in captures
- * 07 and 08 (xml_curl/working-directory.xml).
+ * The directory section: SIP authentication (action=sip_auth, requests 01 in
+ * test/fixtures/freeswitch/xml_curl/), `user/` dialing (action=user_call, requests 02 and 04) and
+ * the lookups of `user_exists` / `user_data` (no action, requests 06). The document has the shape
+ * FreeSWITCH 1.10.12 accepted in requests 07 and 08 (xml_curl/working-directory.xml).
  *
  * A user's SIP username is the user's name; the extension is the `number-alias`, which
- * FreeSWITCH matches too when key=id (switch_xml.c find_user_in_tag; capture 08: a request for
- * user=8001 answered with `id="1001" number-alias="8001"` reached 1001).
+ * FreeSWITCH matches too when key=id (switch_xml.c find_user_in_tag;
+ * test/fixtures/freeswitch/xml_curl/08-serve-directory-user-call.txt: a request for user=8001
+ * answered with `id="1001" number-alias="8001"` reached 1001).
  */
 import type { Directory, DomainDirectory, User } from '../directory/directory.js'
 import { found, notFound, type SectionAnswer } from './answer.js'
@@ -70,7 +71,8 @@ export function domainDocument(domain: DomainDirectory): string {
 }
 
 export function answerDirectory(form: FetchForm, directory: Directory): SectionAnswer {
-  // purpose=network-list (reloadacl) and purpose=gateways (profile rescan): capture 06. Not ours.
+  // purpose=network-list (reloadacl) and purpose=gateways (profile rescan):
+  // test/fixtures/freeswitch/xml_curl/06-other-lookups.txt. Not ours.
   const purpose = form.get('purpose')
   if (purpose !== undefined) return notFound(`directory purpose ${purpose}`)
   if (form.get('tag_name') !== 'domain' || form.get('key_name') !== 'name') return notFound('directory lookup is not by domain name')

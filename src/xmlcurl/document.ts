@@ -17,7 +17,7 @@
  */
 import { create } from 'xmlbuilder2'
 
-/** The reply that makes FreeSWITCH use its static XML (README.md of the captures, verbatim). */
+/** The reply that makes FreeSWITCH use its static XML (test/fixtures/freeswitch/README.md, verbatim). */
 export const NOT_FOUND =
   '<document type="freeswitch/xml"><section name="result"><result status="not found"/></section></document>'
 

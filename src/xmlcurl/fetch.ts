@@ -2,7 +2,7 @@
  * One mod_xml_curl fetch, answered from memory: FreeSWITCH's thread (a REGISTER, a call's
  * routing) waits on this reply, so nothing here does I/O. Whatever is not ours, or is not what
  * FreeSWITCH would send, gets the "not found" document and FreeSWITCH uses its static XML
- * (captures xml_curl/01-06 and 12).
+ * (requests 01-06, 12 in test/fixtures/freeswitch/xml_curl/).
  */
 import type { Directory } from '../directory/directory.js'
 import { notFound, type SectionAnswer } from './answer.js'

@@ -5,9 +5,9 @@
  * xml_url_fetch): `hostname, section, tag_name, key_name, key_value` first, then the headers of
  * the request event. A name can therefore come twice with the same value (the `xml_locate` API
  * puts a `section` header in its event: mod_commands.c xml_locate_function), but no capture
- * (xml_curl/01-15) holds a name twice with two values. Such a request was not written by
- * FreeSWITCH: the handler refuses it (`hasConflicts`), and `get()` never picks one of two
- * values, so a smuggled second `variable_cod_dest_value` cannot win.
+ * (test/fixtures/freeswitch/xml_curl/, requests 01-15) holds a name twice with two values. Such a request was
+ * not written by FreeSWITCH: the handler refuses it (`hasConflicts`), and `get()` never picks one
+ * of two values, so a smuggled second `variable_cod_dest_value` cannot win.
  */
 
 export class FetchForm {

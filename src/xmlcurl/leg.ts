@@ -6,7 +6,8 @@
  * presentable by the domain, free text must decode to the expected shape.
  *
  * The variables are those of pbx/channel-vars.ts, as mod_xml_curl sends them: `variable_<name>`
- * (capture xml_curl/04: the originate `{}` variables appear as `variable_origination_uuid`, ...).
+ * (test/fixtures/freeswitch/xml_curl/04-originate-1002-xml-default.txt: the originate `{}`
+ * variables appear as `variable_origination_uuid`, ...).
  */
 import { isPstnNumber } from '../config/schema.js'
 import type { DomainDirectory, Group, User } from '../directory/directory.js'
@@ -139,7 +140,7 @@ export function readLeg(form: FetchForm, domain: DomainDirectory): Result<LegCon
 
   // A phone of the domain: sofia sets sip_authorized, user_name and domain_name once the
   // INVITE's credentials were checked against our directory (sofia_reg.c sofia_reg_parse_auth,
-  // capture xml_curl/05 REQUEST 3).
+  // test/fixtures/freeswitch/xml_curl/05-invite-1004-to-1002.txt REQUEST 3).
   if (direction === 'inbound' && v('sip_authorized') === 'true') {
     const userName = v('user_name')
     const userDomain = v('domain_name')

@@ -1,10 +1,12 @@
 /**
- * The HTTP side of mod_xml_curl: `POST {xml_curl.path}/xml_curl` (capture xml_curl/*: every
- * fetch is `POST /freeswitch/xml_curl` with `Content-Type: application/x-www-form-urlencoded`
- * and no `Expect`, because of disable-100-continue).
+ * The HTTP side of mod_xml_curl: `POST {xml_curl.path}/xml_curl`
+ * (test/fixtures/freeswitch/xml_curl/: every fetch is `POST /freeswitch/xml_curl` with
+ * `Content-Type: application/x-www-form-urlencoded` and no `Expect`, because of
+ * disable-100-continue).
  *
  * Replies: 401 with `WWW-Authenticate` for wrong credentials (FreeSWITCH logs "Received HTTP
- * error 401" and uses its static XML: capture 13 shows the same for a 500); 413 with the
+ * error 401" and uses its static XML: test/fixtures/freeswitch/xml_curl/13-http-500-dialplan.txt
+ * shows the same for a 500); 413 with the
  * not-found document for a body over the limit; otherwise 200 `text/xml` with either our
  * document or the not-found document. Malformed input never throws out of here.
  *
@@ -37,7 +39,10 @@ export interface XmlCurlDeps {
   readonly ivr?: IvrHandoff
 }
 
-/** The largest form we read. Real requests are 0.5-8 KB (captures 01-05); SDP and headers make them grow, not 20-fold. */
+/**
+ * The largest form we read. Real requests are 0.5-8 KB (requests 01-05 in
+ * test/fixtures/freeswitch/xml_curl/); SDP and headers make them grow, not 20-fold.
+ */
 export const MAX_FORM_BYTES = 128 * 1024
 
 const FORM_TYPE_RE = /^application\/x-www-form-urlencoded\s*(;|$)/i

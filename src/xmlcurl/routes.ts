@@ -5,11 +5,13 @@
  * Variables on the legs the bridge creates: a channel variable set with `set` stays on the
  * calling channel; `export` also puts it in the channel's `export_vars`, and every leg a bridge
  * or originate creates from that channel receives the listed variables (switch_channel.c,
- * switch_channel_export_variable_var_check and switch_channel_process_export, v1.10.12; capture
- * xml_curl/04: "EXPORTING[export_vars] [dialed_extension]=[1002] to event"). A name prefixed
+ * switch_channel_export_variable_var_check and switch_channel_process_export, v1.10.12;
+ * test/fixtures/freeswitch/xml_curl/04-originate-1002-xml-default.txt: "EXPORTING[export_vars]
+ * [dialed_extension]=[1002] to event"). A name prefixed
  * `nolocal:` is exported to the new legs only: the calling channel keeps its own value (its
  * cod_role stays `originator`, its cod_user_id stays the originating user). Without an export
- * the new legs carry nothing of ours (capture esl/19: the B leg has no my_request_id).
+ * the new legs carry nothing of ours (test/fixtures/freeswitch/esl/19-originate-xml-default.txt:
+ * the B leg has no my_request_id).
  *
  * Bridges and their outcome: `hangup_after_bridge=true` ends the calling channel when an
  * answered bridge ends; `continue_on_fail=true` lets the next action run when a bridge fails,

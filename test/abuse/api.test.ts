@@ -1,8 +1,8 @@
 /**
  * Abuse: a generated corpus of hostile requests (corpus.ts) fired at the API of a running
  * daemon with its simulator. The daemon stays up, every answer is a well-formed error of
- * DESIGN.md with the status of its id, no refused request reaches FreeSWITCH, and the hostile
- * text of accepted free-text fields never appears in an ESL command.
+ * docs/design.md "Error ids and statuses" with the status of its id, no refused request reaches
+ * FreeSWITCH, and the hostile text of accepted free-text fields never appears in an ESL command.
  */
 import { Agent, request } from 'node:http'
 import { fileURLToPath } from 'node:url'
@@ -62,7 +62,10 @@ async function fire(d: Daemon, corpus: readonly AbuseRequest[]): Promise<Answer[
   return answers
 }
 
-/** DESIGN.md's error shape: exactly {result_code: 500, error: {id, description}}, the id's status, JSON. */
+/**
+ * The error shape of docs/design.md "Error ids and statuses": exactly {result_code: 500, error:
+ * {id, description}}, the id's status, JSON.
+ */
 function errorProblem(a: Answer): string | undefined {
   if (a.req.method === 'HEAD') return a.status === 405 ? undefined : `HEAD answered ${a.status}`
   let body: unknown

@@ -2,11 +2,12 @@
  * The generated corpus of hostile API requests (docs/bench.md lists its families).
  *
  * Two kinds:
- * - `refused`: every request must be refused (a well-formed error of DESIGN.md, never 2xx or
- *   5xx) and none may make the daemon originate anything: hostile values in every field whose
- *   rules leave no room for them, wrong types, huge strings, unicode tricks, malformed and
- *   deeply nested JSON, wrong tokens and content types (with otherwise valid bodies: a daemon
- *   that let them through would originate), wrong methods and paths, another tenant's names.
+ * - `refused`: every request must be refused (a well-formed error of docs/design.md "Error ids and
+ *   statuses", never 2xx or 5xx) and none may make the daemon originate anything: hostile values in
+ *   every field whose rules leave no room for them, wrong types, huge strings, unicode tricks,
+ *   malformed and deeply nested JSON, wrong tokens and content types (with otherwise valid bodies:
+ *   a daemon that let them through would originate), wrong methods and paths, another tenant's
+ *   names.
  * - `freeText`: hostile values in the few fields that are free text (calling_name, callback_url,
  *   end_user, xml_url) of otherwise valid requests: these may be accepted, and then the ESL
  *   commands that follow must not carry the hostile text (checked by the test).

@@ -1,5 +1,5 @@
 /**
- * Break-out strings (DESIGN.md "Security rules"): ESL is line-based and dial strings give
+ * Break-out strings (docs/design.md "Security rules"): ESL is line-based and dial strings give
  * meaning to , | { } [ ] ^ ' and spaces; XML documents to < and ]]>. Every such string in a
  * name or a number is refused before anything reaches the engine.
  */

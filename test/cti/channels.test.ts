@@ -27,7 +27,8 @@ t.test('domain: cod_domain, else the domain part of the SIP variables, only when
 
 t.test("the user's SIP identity is read from the first event only", async (t) => {
   const s = newStore()
-  // Capture 19: after the dialplan bridge, the A leg's variable_dialed_user names the B leg's user.
+  // test/fixtures/freeswitch/esl/19-originate-xml-default.txt: after the dialplan bridge, the A
+  // leg's variable_dialed_user names the B leg's user.
   s.apply(ev('CHANNEL_CREATE', A, T0_MS, { variable_dialed_user: '1001', variable_dialed_domain: DOMAIN_A }))
   s.apply(ev('CHANNEL_BRIDGE', A, T0_MS + 5, { variable_dialed_user: '1002', variable_dialed_domain: DOMAIN_A, 'Bridge-A-Unique-ID': A, 'Bridge-B-Unique-ID': B }))
   t.equal(s.get(A)?.userId, '1', 'still alice (extension 1001)')
@@ -37,7 +38,7 @@ t.test("the user's SIP identity is read from the first event only", async (t) =>
   t.equal(s.get(A)?.userId, '2')
 })
 
-t.test('uuid_bridge of two parked legs: one CHANNEL_BRIDGE on A updates both (capture 18)', async (t) => {
+t.test('uuid_bridge of two parked legs: one CHANNEL_BRIDGE on A updates both (fixture esl/18-uuid-bridge)', async (t) => {
   const s = newStore()
   const va = { variable_cod_domain: DOMAIN_A, variable_cod_user_id: '1' }
   const vb = { variable_cod_domain: DOMAIN_A, variable_cod_user_id: '2' }
@@ -55,7 +56,8 @@ t.test('uuid_bridge of two parked legs: one CHANNEL_BRIDGE on A updates both (ca
   t.same([...s.get(A)!.parties].sort(), ['1', '2'], 'each user is a party of both legs')
   s.apply(ev('CHANNEL_UNBRIDGE', A, T0_MS + 20, { ...va, 'Other-Leg-Unique-ID': B, 'Bridge-A-Unique-ID': A, 'Bridge-B-Unique-ID': B }))
   t.match(viewOf(s.get(B)!), { state: 'answered', other_uuid: null })
-  // Later events still carry Other-Leg-Unique-ID (capture 18): it does not re-link them.
+  // Later events still carry Other-Leg-Unique-ID (test/fixtures/freeswitch/esl/18-uuid-bridge.txt):
+  // it does not re-link them.
   s.apply(ev('CHANNEL_HANGUP', A, T0_MS + 21, { ...va, 'Other-Leg-Unique-ID': B }))
   t.match(viewOf(s.get(A)!), { state: 'hangup', other_uuid: null, hangup_cause: 'NORMAL_CLEARING', hangup_at: T0_MS + 21 })
   t.same([...s.get(A)!.parties].sort(), ['1', '2'], 'having been a party stays')

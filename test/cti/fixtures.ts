@@ -1,6 +1,6 @@
 /**
  * FreeSWITCH channel events as header maps, modelled on the real captures in
- * /work/shared/freeswitch/esl: the state triples [Channel-State / Channel-Call-State /
+ * test/fixtures/freeswitch/esl: the state triples [Channel-State / Channel-Call-State /
  * Answer-State] of 00-event-sequences.txt, Event-Date-Timestamp in microseconds, every value a
  * string, Other-Leg-Unique-ID on a leg created by a dialplan bridge (19-originate-xml-default),
  * one CHANNEL_BRIDGE/UNBRIDGE on the A leg with Bridge-A/B-Unique-ID (18-uuid-bridge).
@@ -10,7 +10,7 @@ import type { FsEvent } from '../../src/pbx/types.js'
 import type { EndUser } from '../../src/pbx/end-user.js'
 
 export const CORE_UUID = '9e20062f-756f-468c-84e0-efe5d3679f9a'
-/** 2026-11-22 06:08:53 UTC, as in capture 19. */
+/** 2026-11-22 06:08:53 UTC, as in test/fixtures/freeswitch/esl/19-originate-xml-default.txt. */
 export const T0_MS = 1795327733643
 
 const STATES: Record<string, [string, string, string]> = {
@@ -120,7 +120,10 @@ export function callExternalUntilBridged(c: CallExternal, t = T0_MS): FsEvent[] 
   ]
 }
 
-/** B hangs up (BYE), A is unbridged and hung up, both destroyed (order of capture 19). */
+/**
+ * B hangs up (BYE), A is unbridged and hung up, both destroyed (order of
+ * test/fixtures/freeswitch/esl/19-originate-xml-default.txt).
+ */
 export function callExternalHangup(c: CallExternal, t = T0_MS + 10000): FsEvent[] {
   const a = { ...varsOfA(c), 'Other-Leg-Unique-ID': c.b }
   const b = varsOfB(c)
@@ -135,7 +138,10 @@ export function callExternalHangup(c: CallExternal, t = T0_MS + 10000): FsEvent[
   ]
 }
 
-/** A leg the API originated to a user's terminal (call_user), parked: capture 07 plus our variables. */
+/**
+ * A leg the API originated to a user's terminal (call_user), parked:
+ * test/fixtures/freeswitch/esl/07-originate-user-form.txt plus our variables.
+ */
 export function userLegParked(uuid: string, domain: string, userId: string, sipUser: string, t = T0_MS): FsEvent[] {
   const v = {
     'Channel-Name': `sofia/internal/${sipUser}@127.0.0.1:5071`,

@@ -1,7 +1,8 @@
 /**
  * Issue 4, "Done when": each destination kind reached through the simulator, which fetches the
  * dialplan from the daemon's mod_xml_curl endpoint and runs it as FreeSWITCH would
- * (capture xml_curl/04: the answered leg asks for `<exten> XML <context>`).
+ * (test/fixtures/freeswitch/xml_curl/04-originate-1002-xml-default.txt: the answered leg asks for
+ * `<exten> XML <context>`).
  */
 import t, { type Test } from 'tap'
 import { startHarness, type Harness } from './harness.js'

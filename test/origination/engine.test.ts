@@ -52,7 +52,7 @@ t.test('call_user: one originate, one leg per terminal, winner from the job resu
   pbx.create(job, b)
   t.equal(engine.inUse(DOMAIN), 2, 'created legs count as live, their reservations are gone')
   pbx.answer(a)
-  pbx.answer(b) // a losing leg may answer too (capture 17)
+  pbx.answer(b) // a losing leg may answer too (test/fixtures/freeswitch/esl/17-two-legs-race.txt)
   job.resolve({ ok: true, value: `+OK ${a}\n` })
   await flush()
   t.same(sink.of(p.requestId).map((x) => x.result), [{ result_code: 0, uuid: a }])

@@ -1,7 +1,8 @@
 /**
- * A minimal ESL server for connection tests, framing messages as FreeSWITCH does (captures 01,
- * 04, 06, 22): auth/request first, command/reply for commands, text/event-json events with
- * Content-Length, BACKGROUND_JOB carrying `_body`. The test scripts what bgapi jobs answer.
+ * A minimal ESL server for connection tests, framing messages as FreeSWITCH does (sessions 01,
+ * 04, 06, 22 in test/fixtures/freeswitch/esl/): auth/request first, command/reply for commands,
+ * text/event-json events with Content-Length, BACKGROUND_JOB carrying `_body`. The test scripts
+ * what bgapi jobs answer.
  */
 import { createServer, type Server, type Socket } from 'node:net'
 import type { AddressInfo } from 'node:net'

@@ -1,14 +1,14 @@
 import t from 'tap'
 import { parseJobBody, parseShowChannels, parseSofiaContacts, rowAnswered } from '../../src/pbx/replies.js'
 
-t.test('job bodies (captures 06, 10, 14, 17)', async (t) => {
+t.test('job bodies (fixtures esl/06, 10, 14, 17)', async (t) => {
   t.same(parseJobBody('+OK 5b65cbfb-8a4b-4053-a7ea-ac0c205fdc6f\n'), { ok: true, text: '5b65cbfb-8a4b-4053-a7ea-ac0c205fdc6f' })
   t.same(parseJobBody('-ERR NO_ANSWER\n'), { ok: false, reason: 'NO_ANSWER' })
   t.same(parseJobBody('-ERR USER_NOT_REGISTERED\n'), { ok: false, reason: 'USER_NOT_REGISTERED' })
   t.same(parseJobBody('sofia/internal/sip:1001@127.0.0.1:5071'), { ok: true, text: 'sofia/internal/sip:1001@127.0.0.1:5071' })
 })
 
-t.test('sofia_contact output (captures 01, 16)', async (t) => {
+t.test('sofia_contact output (fixtures esl/01-session-basics, 16-sofia-contact-not-registered)', async (t) => {
   t.same(parseSofiaContacts('error/user_not_registered'), { kind: 'not_registered' })
   t.same(parseSofiaContacts(''), { kind: 'not_registered' })
   t.same(parseSofiaContacts('sofia/internal/sip:1001@127.0.0.1:5071'), {
@@ -23,7 +23,7 @@ t.test('sofia_contact output (captures 01, 16)', async (t) => {
   t.same(hostile, { kind: 'contacts', contacts: ['sofia/internal/sip:ok@h'], refused: ['sofia/internal/sip:x@h:5060;a={b}', "sofia/internal/sip:y@h'|x", 'sofia/internal/sip:z@h:_:w'] })
 })
 
-t.test('show channels as json (capture 03)', async (t) => {
+t.test('show channels as json (fixture esl/03-show-channels-live-call)', async (t) => {
   t.same(parseShowChannels('{"row_count": 0}\n'), { ok: true, value: [] })
   const body =
     '{"row_count":1,"rows":[{"uuid":"5b65cbfb-8a4b-4053-a7ea-ac0c205fdc6f","direction":"outbound","created":"2026-11-22 06:08:00","state":"CS_EXECUTE","presence_id":"1001@example.test","callstate":"ACTIVE","context":"default"}]}'

@@ -1,6 +1,6 @@
 /**
- * mod_xml_curl dialplan and directory requests against a small local HTTP server (captures
- * xml_curl/02, 04, 05, 08, 09, 11, 13; esl/19, 21).
+ * mod_xml_curl dialplan and directory requests against a small local HTTP server (the captures
+ * in test/fixtures/freeswitch/: xml_curl/02, 04, 05, 08, 09, 11, 13; esl/19, 21).
  */
 import http from 'node:http'
 import t from 'tap'
@@ -58,7 +58,7 @@ const destroyed = (c: RawEsl, uuid: string): Promise<Ev> => c.waitFor((e) => e['
 const of = (c: RawEsl, name: string, uuid: string, pred: (e: Ev) => boolean = () => true): Ev | undefined =>
   c.events().find((e) => e['Event-Name'] === name && e['Unique-ID'] === uuid && pred(e))
 
-t.test('originate to `cod_route XML <domain>`: dialplan request, then a bridge to a user (captures 04, 19, 21)', async (t) => {
+t.test('originate to `cod_route XML <domain>`: dialplan request, then a bridge to a user (fixtures xml_curl/04, esl/19, esl/21)', async (t) => {
   const srv = await xmlServer(t, (r) =>
     section(r) === 'dialplan' ? { body: dialplan('example.test', act('set', 'hangup_after_bridge=true') + act('bridge', '{cod_role=destination}user/bob@example.test')) } : { body: NOT_FOUND },
   )
@@ -99,7 +99,7 @@ t.test('originate to `cod_route XML <domain>`: dialplan request, then a bridge t
   t.equal(bCreate['Channel-Call-UUID'], A)
   t.equal(bCreate['Other-Type'], 'originator')
   t.equal(bCreate['variable_cod_role'], 'destination')
-  t.equal(bCreate['variable_cod_request_id'], undefined, 'the A leg variables do not reach B (capture 19)')
+  t.equal(bCreate['variable_cod_request_id'], undefined, 'the A leg variables do not reach B (fixture esl/19-originate-xml-default)')
   t.equal(bridge['variable_originate_disposition'], 'SUCCESS')
   t.equal(bridge['Bridge-A-Unique-ID'], A)
   t.equal(bridge['Channel-State'], 'CS_EXECUTE')
@@ -153,11 +153,11 @@ t.test('originate to `cod_route XML <domain>`: dialplan request, then a bridge t
   t.equal(field(d0, 'as_channel'), 'true')
   t.equal(field(d0, 'user'), 'alice')
   t.equal(field(d0, 'domain'), 'example.test')
-  t.equal(field(d0, 'cod_request_id'), 'r8', 'the originate variables go with the request (capture xml_curl/02)')
+  t.equal(field(d0, 'cod_request_id'), 'r8', 'the originate variables go with the request (fixture xml_curl/02-originate-user-1001)')
   t.equal(field(d0, 'Event-Calling-Function'), 'user_outgoing_channel')
 })
 
-t.test('a phone dials out: inbound channel, dialplan in the user context, bridge to a user (captures 05, 09)', async (t) => {
+t.test('a phone dials out: inbound channel, dialplan in the user context, bridge to a user (fixtures xml_curl/05, xml_curl/09)', async (t) => {
   const srv = await xmlServer(t, (r) => (section(r) === 'dialplan' ? { body: dialplan('example.test', act('bridge', 'user/alice@example.test'), '^5555$') } : { body: NOT_FOUND }))
   const { sim, connect } = await startSim(t, { xmlCurl: { url: srv.url, username: 'u', password: 'p' } })
   sim.setTerminalBehaviour('example.test', 'alice', 1, { behaviour: 'unregistered' })
@@ -187,7 +187,7 @@ t.test('a phone dials out: inbound channel, dialplan in the user context, bridge
   await destroyed(c, uuid)
 })
 
-t.test('no route: wrong context, HTTP 500, "not found", no binding → NO_ROUTE_DESTINATION (captures 11, 13)', async (t) => {
+t.test('no route: wrong context, HTTP 500, "not found", no binding → NO_ROUTE_DESTINATION (fixtures xml_curl/11, xml_curl/13)', async (t) => {
   let mode: 'wrong' | 'error' | 'notfound' | 'broken' = 'wrong'
   const srv = await xmlServer(t, (r) => {
     if (section(r) !== 'dialplan') return { body: NOT_FOUND }
@@ -249,7 +249,7 @@ t.test('bridge failure: hang up with the cause, or go on with continue_on_fail; 
   t.equal(h3['variable_DIALSTATUS'], 'NOANSWER')
 })
 
-t.test('uuid_transfer of a parked leg: EXECUTE_COMPLETE(park) first, then the dialplan (capture 21)', async (t) => {
+t.test('uuid_transfer of a parked leg: EXECUTE_COMPLETE(park) first, then the dialplan (fixture esl/21-uuid-transfer)', async (t) => {
   const srv = await xmlServer(t, (r) => (section(r) === 'dialplan' ? { body: dialplan('default', act('export', 'dialed_extension=1002') + act('set', 'x=${destination_number}') + act('park'), '^1002$') } : { body: NOT_FOUND }))
   const { connect } = await startSim(t, { xmlCurl: { url: srv.url, username: 'u', password: 'p' } })
   const c = await connect()
@@ -264,14 +264,14 @@ t.test('uuid_transfer of a parked leg: EXECUTE_COMPLETE(park) first, then the di
     after.map((e) => `${String(e['Event-Name'])}${e['Application'] !== undefined ? ` ${String(e['Application'])}` : ''}`),
     ['CHANNEL_EXECUTE_COMPLETE park', 'CHANNEL_EXECUTE_COMPLETE export', 'CHANNEL_EXECUTE_COMPLETE set', 'CHANNEL_PARK'],
   )
-  t.equal(after[0]?.['Caller-Destination-Number'], '1002', 'park ends with the new profile already set (capture 21: dest=1002)')
+  t.equal(after[0]?.['Caller-Destination-Number'], '1002', 'park ends with the new profile already set (fixture esl/21-uuid-transfer: dest=1002)')
   t.equal(after[2]?.['variable_x'], '1002', '${} is expanded in application data')
   t.equal(after[1]?.['variable_export_vars'], 'dialed_extension')
   await c.api(`uuid_kill ${A}`)
   await destroyed(c, A)
 })
 
-t.test('a served directory: dial-string, number-alias and variables (captures 07, 08)', async (t) => {
+t.test('a served directory: dial-string, number-alias and variables (fixtures xml_curl/07, xml_curl/08)', async (t) => {
   const directory =
     '<document type="freeswitch/xml"><section name="directory"><domain name="example.test"><params>' +
     '<param name="dial-string" value="{presence_id=${dialed_user}@${dialed_domain}}${sofia_contact(*/${dialed_user}@${dialed_domain})}"/>' +

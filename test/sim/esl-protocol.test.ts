@@ -1,5 +1,6 @@
 /**
- * The event socket protocol, byte for byte as in the captures (esl/01, 04, 05, 08, 22) and
+ * The event socket protocol, byte for byte as in the captures (sessions 01, 04, 05, 08, 22 in
+ * test/fixtures/freeswitch/esl/) and
  * mod_event_socket.c parse_command.
  */
 import t from 'tap'
@@ -9,7 +10,7 @@ const NOTICE = 'Content-Type: text/disconnect-notice\nContent-Length: 67\n\nDisc
 const reply = (text: string): string => `Content-Type: command/reply\nReply-Text: ${text}\n\n`
 const apiBytes = (body: string): string => `Content-Type: api/response\nContent-Length: ${Buffer.byteLength(body)}\n\n${body}`
 
-t.test('the server speaks first; auth accepted (capture 01)', async (t) => {
+t.test('the server speaks first; auth accepted (fixture esl/01-session-basics)', async (t) => {
   const { connect } = await startSim(t)
   const c = await connect()
   await c.next()
@@ -18,7 +19,7 @@ t.test('the server speaks first; auth accepted (capture 01)', async (t) => {
   t.equal(m.raw, reply('+OK accepted'))
 })
 
-t.test('a wrong password: -ERR invalid, the disconnect notice, then the socket closes (capture 04)', async (t) => {
+t.test('a wrong password: -ERR invalid, the disconnect notice, then the socket closes (fixture esl/04-auth-wrong-password)', async (t) => {
   const { connect } = await startSim(t)
   const c = await connect()
   await c.next()
@@ -27,10 +28,10 @@ t.test('a wrong password: -ERR invalid, the disconnect notice, then the socket c
   await c.next()
   await new Promise<void>((r) => (c.closed ? r() : c.socket.once('close', () => r())))
   t.equal(c.raw.toString(), `Content-Type: auth/request\n\n${reply('-ERR invalid')}${NOTICE}`)
-  t.equal(Buffer.byteLength(reply('-ERR invalid') + NOTICE), 178, 'the 178 bytes of capture 04')
+  t.equal(Buffer.byteLength(reply('-ERR invalid') + NOTICE), 178, 'the 178 bytes of fixture esl/04-auth-wrong-password')
 })
 
-t.test('commands before auth get -ERR command not found and the socket stays usable (capture 05)', async (t) => {
+t.test('commands before auth get -ERR command not found and the socket stays usable (fixture esl/05-command-before-auth)', async (t) => {
   const { connect, sim } = await startSim(t)
   const c = await connect()
   await c.next()
@@ -44,7 +45,7 @@ t.test('commands before auth get -ERR command not found and the socket stays usa
   )
 })
 
-t.test('exit: +OK bye, the notice, then FIN (capture 01)', async (t) => {
+t.test('exit: +OK bye, the notice, then FIN (fixture esl/01-session-basics)', async (t) => {
   const { connect } = await startSim(t)
   const c = await connect()
   await c.login()
@@ -54,7 +55,7 @@ t.test('exit: +OK bye, the notice, then FIN (capture 01)', async (t) => {
   t.equal(c.raw.subarray(before).toString(), reply('+OK bye') + NOTICE)
 })
 
-t.test('reply texts of capture 22', async (t) => {
+t.test('reply texts of fixture esl/22-misc-replies', async (t) => {
   const { connect } = await startSim(t)
   const c = await connect()
   await c.login('ClueCon', '')
@@ -80,7 +81,7 @@ t.test('reply texts of capture 22', async (t) => {
   t.equal(await c.api('global_getvar no_such_var'), '-ERR no reply\n', 'api_exec turns an empty reply into -ERR no reply')
 })
 
-t.test('sofia_contact: registered terminals comma-joined, no trailing newline (captures 01, 16)', async (t) => {
+t.test('sofia_contact: registered terminals comma-joined, no trailing newline (fixtures esl/01-session-basics, 16-sofia-contact-not-registered)', async (t) => {
   const { connect } = await startSim(t)
   const c = await connect()
   await c.login()
@@ -92,7 +93,7 @@ t.test('sofia_contact: registered terminals comma-joined, no trailing newline (c
   t.equal(await c.api('sofia_contact */alice@other.test'), 'error/user_not_registered', 'scoped by domain')
 })
 
-t.test('show channels as json when idle (capture 03)', async (t) => {
+t.test('show channels as json when idle (fixture esl/03-show-channels-live-call)', async (t) => {
   const { connect } = await startSim(t)
   const c = await connect()
   await c.login()
@@ -100,7 +101,7 @@ t.test('show channels as json when idle (capture 03)', async (t) => {
   t.equal(await c.api('show calls as json'), '{"row_count": 0}\n')
 })
 
-t.test('bgapi honours the Job-UUID header and fires BACKGROUND_JOB (capture 22)', async (t) => {
+t.test('bgapi honours the Job-UUID header and fires BACKGROUND_JOB (fixture esl/22-misc-replies)', async (t) => {
   const { connect } = await startSim(t)
   const c = await connect()
   await c.login()
@@ -117,7 +118,7 @@ t.test('bgapi honours the Job-UUID header and fires BACKGROUND_JOB (capture 22)'
   const lower = await c.command('bgapi originate error/user_busy &park()\njob-uuid: lower-case-header-works')
   t.equal(lower.headers['Job-UUID'], 'lower-case-header-works')
   const busy = await c.event((e) => e['Job-UUID'] === 'lower-case-header-works')
-  t.equal(busy['_body'], '-ERR USER_BUSY\n', 'error/user_busy: no channel (capture 22)')
+  t.equal(busy['_body'], '-ERR USER_BUSY\n', 'error/user_busy: no channel (fixture esl/22-misc-replies)')
   t.equal(busy['Job-Command-Arg'], 'error/user_busy &park()')
 })
 
@@ -164,7 +165,7 @@ t.test('sendmsg with a Content-Length body (esl-lite execute_uuid)', async (t) =
   await c.event((e) => e['Event-Name'] === 'CHANNEL_DESTROY')
 })
 
-t.test('event plain: url-encoded values, BACKGROUND_JOB body after its own Content-Length (capture 08)', async (t) => {
+t.test('event plain: url-encoded values, BACKGROUND_JOB body after its own Content-Length (fixture esl/08-originate-user-form-event-plain)', async (t) => {
   const { connect } = await startSim(t)
   const c = await connect()
   await c.login('ClueCon', '')

@@ -144,7 +144,7 @@ export class RawEsl {
   }
 }
 
-/** The event list the captures subscribe to (esl/01). */
+/** The event list the captures subscribe to (test/fixtures/freeswitch/esl/01-session-basics.txt). */
 export const STANDARD_EVENTS =
   'CHANNEL_CREATE CHANNEL_ANSWER CHANNEL_HANGUP CHANNEL_HANGUP_COMPLETE CHANNEL_DESTROY CHANNEL_BRIDGE CHANNEL_UNBRIDGE CHANNEL_PROGRESS CHANNEL_PROGRESS_MEDIA CHANNEL_PARK CHANNEL_EXECUTE_COMPLETE BACKGROUND_JOB'
 

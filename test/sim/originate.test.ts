@@ -16,7 +16,7 @@ const destroyed = (c: RawEsl, uuid: string): Promise<Ev> => c.waitFor((e) => e['
 const job = (c: RawEsl, id: string): Promise<Ev> => c.waitFor((e) => e['Event-Name'] === 'BACKGROUND_JOB' && e['Job-UUID'] === id)
 const of = (c: RawEsl, name: string, uuid: string): Ev | undefined => c.events().find((e) => e['Event-Name'] === name && e['Unique-ID'] === uuid)
 
-t.test('answered leg: CREATE, PROGRESS, ANSWER, JOB +OK, PARK; uuid_kill answers before the HANGUP (capture 06)', async (t) => {
+t.test('answered leg: CREATE, PROGRESS, ANSWER, JOB +OK, PARK; uuid_kill answers before the HANGUP (fixture esl/06-originate-sofia-contact)', async (t) => {
   const { connect } = await startSim(t)
   const c = await connect()
   await c.login()
@@ -84,7 +84,7 @@ t.test('answered leg: CREATE, PROGRESS, ANSWER, JOB +OK, PARK; uuid_kill answers
   t.equal(of(c, 'CHANNEL_PARK', A)?.['Caller-Caller-ID-Name'], 'Outbound Call', 'caller id flipped on answer')
 })
 
-t.test('no answer: HANGUP NO_ANSWER, then -ERR NO_ANSWER before HANGUP_COMPLETE (capture 10)', async (t) => {
+t.test('no answer: HANGUP NO_ANSWER, then -ERR NO_ANSWER before HANGUP_COMPLETE (fixture esl/10-no-answer)', async (t) => {
   const { connect } = await startSim(t)
   const c = await connect()
   await c.login()
@@ -98,7 +98,7 @@ t.test('no answer: HANGUP NO_ANSWER, then -ERR NO_ANSWER before HANGUP_COMPLETE 
   t.equal(of(c, 'CHANNEL_HANGUP_COMPLETE', A)?.['variable_sip_hangup_disposition'], 'send_cancel')
 })
 
-t.test('busy: no PROGRESS, USER_BUSY 486 recv_refuse, job after HANGUP_COMPLETE (capture 11)', async (t) => {
+t.test('busy: no PROGRESS, USER_BUSY 486 recv_refuse, job after HANGUP_COMPLETE (fixture esl/11-busy-486)', async (t) => {
   const { connect } = await startSim(t)
   const c = await connect()
   await c.login()
@@ -114,7 +114,7 @@ t.test('busy: no PROGRESS, USER_BUSY 486 recv_refuse, job after HANGUP_COMPLETE 
   t.equal(c.events().find((e) => e['Job-UUID'] === 'j1')?.['_body'], '-ERR USER_BUSY\n')
 })
 
-t.test('reject: CALL_REJECTED 603 (capture 12)', async (t) => {
+t.test('reject: CALL_REJECTED 603 (fixture esl/12-reject-603)', async (t) => {
   const { connect } = await startSim(t)
   const c = await connect()
   await c.login()
@@ -129,7 +129,7 @@ t.test('reject: CALL_REJECTED 603 (capture 12)', async (t) => {
   t.equal(c.events().find((e) => e['Job-UUID'] === 'j1')?.['_body'], '-ERR CALL_REJECTED\n')
 })
 
-t.test('not registered / unknown user / unknown gateway: -ERR and no channel event (captures 14, 15)', async (t) => {
+t.test('not registered / unknown user / unknown gateway: -ERR and no channel event (fixtures esl/14-user-not-registered-1003, 15-unknown-user-9999)', async (t) => {
   const { connect } = await startSim(t)
   const c = await connect()
   await c.login()
@@ -149,7 +149,7 @@ t.test('not registered / unknown user / unknown gateway: -ERR and no channel eve
   t.same(names(c.events()).filter((n) => n !== 'BACKGROUND_JOB'), [], 'no channel events at all')
 })
 
-t.test('two legs rung together: the loser gets LOSE_RACE, JOB +OK winner, then PARK (capture 17)', async (t) => {
+t.test('two legs rung together: the loser gets LOSE_RACE, JOB +OK winner, then PARK (fixture esl/17-two-legs-race)', async (t) => {
   const { connect } = await startSim(t)
   const c = await connect()
   await c.login()
@@ -177,7 +177,7 @@ t.test('two legs rung together: the loser gets LOSE_RACE, JOB +OK winner, then P
   t.equal(of(c, 'CHANNEL_CREATE', B)?.['variable_my_request_id'], 'r6', 'the {} variables reach every leg')
 })
 
-t.test('hupall by request id: same reply text, both ringing legs end NORMAL_CLEARING, both jobs -ERR (capture 20)', async (t) => {
+t.test('hupall by request id: same reply text, both ringing legs end NORMAL_CLEARING, both jobs -ERR (fixture esl/20-hupall-request-id)', async (t) => {
   const { sim, connect } = await startSim(t)
   sim.setTerminalBehaviour('example.test', 'bob', 0, { behaviour: 'no_answer' })
   const c = await connect()
@@ -205,7 +205,7 @@ t.test('hupall by request id: same reply text, both ringing legs end NORMAL_CLEA
   t.equal(await c.api('hupall NORMAL_CLEARING my_request_id r9'), '+OK hangup all channels matching [my_request_id]=[r9] with cause: NORMAL_CLEARING\n', 'same text when nothing matches')
 })
 
-t.test('uuid_kill of a ringing leg, with and without a cause (capture 24)', async (t) => {
+t.test('uuid_kill of a ringing leg, with and without a cause (fixture esl/24-uuid-kill-ringing-leg)', async (t) => {
   const { connect } = await startSim(t)
   const c = await connect()
   await c.login()
@@ -225,7 +225,7 @@ t.test('uuid_kill of a ringing leg, with and without a cause (capture 24)', asyn
   t.equal(of(c, 'CHANNEL_HANGUP_COMPLETE', B)?.['variable_sip_hangup_disposition'], 'send_cancel')
 })
 
-t.test('uuid_bridge of two parked legs, then A hangs up (capture 18)', async (t) => {
+t.test('uuid_bridge of two parked legs, then A hangs up (fixture esl/18-uuid-bridge)', async (t) => {
   const { sim, connect } = await startSim(t)
   const c = await connect()
   await c.login()
@@ -281,7 +281,7 @@ t.test('uuid_bridge needs an answered leg', async (t) => {
   await destroyed(c, B)
 })
 
-t.test('a duplicate origination_uuid: -ERR DESTINATION_OUT_OF_ORDER, no events, the call untouched (capture 23)', async (t) => {
+t.test('a duplicate origination_uuid: -ERR DESTINATION_OUT_OF_ORDER, no events, the call untouched (fixture esl/23-duplicate-origination-uuid)', async (t) => {
   const { connect } = await startSim(t)
   const c = await connect()
   await c.login()
@@ -298,7 +298,7 @@ t.test('a duplicate origination_uuid: -ERR DESTINATION_OUT_OF_ORDER, no events, 
   t.equal(rows.rows[0]?.['application'], 'park')
 })
 
-t.test('blocking api originate: the api/response first, every event after it (capture 22)', async (t) => {
+t.test('blocking api originate: the api/response first, every event after it (fixture esl/22-misc-replies)', async (t) => {
   const { connect } = await startSim(t)
   const c = await connect()
   await c.login()
@@ -311,7 +311,7 @@ t.test('blocking api originate: the api/response first, every event after it (ca
   t.equal(await c.api(`originate {originate_timeout=1}${ALICE1} &park()`), '-ERR NO_ANSWER\n')
 })
 
-t.test('a dead contact: CREATE then 503 NORMAL_TEMPORARY_FAILURE recv_refuse (capture 22)', async (t) => {
+t.test('a dead contact: CREATE then 503 NORMAL_TEMPORARY_FAILURE recv_refuse (fixture esl/22-misc-replies)', async (t) => {
   const { connect } = await startSim(t)
   const c = await connect()
   await c.login()
@@ -324,7 +324,7 @@ t.test('a dead contact: CREATE then 503 NORMAL_TEMPORARY_FAILURE recv_refuse (ca
   t.equal(h['variable_sip_hangup_disposition'], 'recv_refuse')
 })
 
-t.test('the far end hangs up a parked call: recv_bye, 200 (capture 25); hangup_after', async (t) => {
+t.test('the far end hangs up a parked call: recv_bye, 200 (fixture esl/25-remote-bye-parked-leg); hangup_after', async (t) => {
   const { sim, connect } = await startSim(t)
   const c = await connect()
   await c.login()

@@ -54,7 +54,7 @@ t.test('originated leg to a user: the whole document', async (t) => {
   )
 })
 
-t.test('the context is named exactly as the request\'s Hunt-Context (capture 11)', async (t) => {
+t.test('the context is named exactly as the request\'s Hunt-Context (fixture xml_curl/11-dialplan-wrong-context)', async (t) => {
   const doc = parseDocument(xmlOf(originatedLeg({ cod_dest_kind: 'user', cod_dest_value: '2' }, { 'Hunt-Context': 'Example.TEST', variable_cod_domain: 'EXAMPLE.test' })))
   t.equal(findAll(doc, 'context')[0]?.attrs.name, 'Example.TEST')
   t.equal(findAll(doc, 'section')[0]?.attrs.name, 'dialplan')
@@ -220,15 +220,15 @@ t.test('cod_route only for channels FreeSWITCH originated', async (t) => {
 })
 
 t.test('contexts that are not ours get "not found"', async (t) => {
-  t.ok(refused(originatedLeg({ cod_dest_kind: 'user', cod_dest_value: '2' }, { 'Hunt-Context': 'default' })), 'default context (capture 04)')
-  t.ok(refused(fixture('05-dialplan-phone')), 'capture 05 as it was: context default')
+  t.ok(refused(originatedLeg({ cod_dest_kind: 'user', cod_dest_value: '2' }, { 'Hunt-Context': 'default' })), 'default context (fixture xml_curl/04-originate-1002-xml-default)')
+  t.ok(refused(fixture('05-dialplan-phone')), 'fixture xml_curl/05-invite-1004-to-1002 as it was: context default')
   t.ok(refused(originatedLeg({ cod_dest_kind: 'user', cod_dest_value: '2' }, { 'Hunt-Context': 'public' })))
   t.ok(refused(originatedLeg({ cod_dest_kind: 'user', cod_dest_value: '2' }, { 'Hunt-Context': null })), 'no Hunt-Context')
   t.ok(refused(originatedLeg({ cod_dest_kind: 'user', cod_dest_value: '2' }, { 'Hunt-Destination-Number': null })), 'no Hunt-Destination-Number')
   t.ok(refused(originatedLeg({ cod_dest_kind: 'user', cod_dest_value: '2' }, { 'Hunt-Context': 'example.test"/><x a="' })), 'injected context')
 })
 
-t.test('a phone of the domain dialing the domain\'s numbers (capture 05 in context example.test)', async (t) => {
+t.test('a phone of the domain dialing the domain\'s numbers (fixture xml_curl/05-invite-1004-to-1002 in context example.test)', async (t) => {
   const phonePrelude = ['set hangup_after_bridge=true', 'set continue_on_fail=true', 'export cod_domain=example.test', 'export nolocal:cod_role=destination']
   const bob = [...phonePrelude, 'export nolocal:cod_user_id=2', RINGBACK, 'bridge user/bob@example.test', HANGUP]
   for (const dialed of ['1002', 'bob', 'BOB', '0501231002']) {

@@ -10,8 +10,10 @@ const xmlOf = (form: URLSearchParams): string => {
   return a.xml
 }
 
-// The shape FreeSWITCH 1.10.12 accepted (xml_curl/working-directory.xml, captures 07 and 08),
-// with our user, our dial-string, user_context = the domain and our variables.
+// The shape FreeSWITCH 1.10.12 accepted (xml_curl/working-directory.xml,
+// test/fixtures/freeswitch/xml_curl/07-serve-directory-register.txt and
+// 08-serve-directory-user-call.txt), with our user, our dial-string, user_context = the domain and
+// our variables.
 const ALICE = `<document type="freeswitch/xml">
   <section name="directory">
     <domain name="example.test">
@@ -43,17 +45,17 @@ const ALICE = `<document type="freeswitch/xml">
 </document>
 `
 
-t.test('sip_auth (capture 01) for a user by name', async (t) => {
+t.test('sip_auth (fixture xml_curl/01-register-1001) for a user by name', async (t) => {
   const xml = xmlOf(fixture('01-sip-auth-register', { user: 'alice', sip_auth_username: 'alice' }))
   t.equal(xml, ALICE)
 })
 
-t.test('a user asked by extension gets the same entry: id = name, number-alias = extension (capture 08)', async (t) => {
+t.test('a user asked by extension gets the same entry: id = name, number-alias = extension (fixture xml_curl/08-serve-directory-user-call)', async (t) => {
   t.equal(xmlOf(fixture('01-sip-auth-register', { user: '1001' })), ALICE)
   t.equal(xmlOf(fixture('01-sip-auth-register', { user: 'ALICE' })), ALICE, 'FreeSWITCH compares user ids without case')
 })
 
-t.test('sip_auth for an INVITE (capture 05) and user_call (captures 02, 04, 05)', async (t) => {
+t.test('sip_auth for an INVITE (fixture xml_curl/05-invite-1004-to-1002) and user_call (fixtures xml_curl/02, 04, 05)', async (t) => {
   t.equal(xmlOf(fixture('05-sip-auth-invite', { user: '1001' })), ALICE)
   t.equal(xmlOf(fixture('02-user-call', { user: 'alice' })), ALICE)
   t.equal(xmlOf(fixture('04-user-call-1002', { user: '1001' })), ALICE)
@@ -61,7 +63,7 @@ t.test('sip_auth for an INVITE (capture 05) and user_call (captures 02, 04, 05)'
   t.same(findAll(bob, 'user')[0]?.attrs, { id: 'bob', 'number-alias': '1002' })
 })
 
-t.test('user_exists and user_data (capture 06: no action, user_data adds type=var)', async (t) => {
+t.test('user_exists and user_data (fixture xml_curl/06-other-lookups: no action, user_data adds type=var)', async (t) => {
   t.equal(xmlOf(fixture('06-user-exists')), ALICE)
   t.equal(xmlOf(fixture('06-user-data')), ALICE)
 })
@@ -94,8 +96,8 @@ t.test('what is not ours gets "not found"', async (t) => {
     ["another domain's extension asked in example.test", fixture('01-sip-auth-register', { user: '1009' })],
     ['a group name is not a SIP user', fixture('01-sip-auth-register', { user: 'sales' })],
     ['domain field differs from key_value', fixture('01-sip-auth-register', { domain: 'other.test' })],
-    ['reloadacl network-list (capture 06)', fixture('06-network-list')],
-    ['profile rescan gateways (capture 06)', fixture('06-gateways')],
+    ['reloadacl network-list (fixture xml_curl/06-other-lookups)', fixture('06-network-list')],
+    ['profile rescan gateways (fixture xml_curl/06-other-lookups)', fixture('06-gateways')],
     ['no user field', fixture('01-sip-auth-register', { user: null })],
     ['empty user', fixture('01-sip-auth-register', { user: '' })],
     ['no key field', fixture('01-sip-auth-register', { key: null })],

@@ -56,7 +56,11 @@ export function fixture(name: string, changes: Record<string, string | null> = {
   return form
 }
 
-/** Capture 04's answered originated leg, moved to our context and extension, with the cod_* variables given. */
+/**
+ * The answered originated leg of
+ * test/fixtures/freeswitch/xml_curl/04-originate-1002-xml-default.txt, moved to our context and
+ * extension, with the cod_* variables given.
+ */
 export function originatedLeg(vars: Record<string, string | null>, more: Record<string, string | null> = {}): URLSearchParams {
   const changes: Record<string, string | null> = {
     'Hunt-Context': 'example.test',
@@ -72,7 +76,10 @@ export function originatedLeg(vars: Record<string, string | null>, more: Record<
   return fixture('04-dialplan-originated', { ...changes, ...more })
 }
 
-/** Capture 05's call from phone 1004, as alice of example.test dialing `number`. */
+/**
+ * The call from phone 1004 of test/fixtures/freeswitch/xml_curl/05-invite-1004-to-1002.txt, as
+ * alice of example.test dialing `number`.
+ */
 export function phoneCall(number: string, more: Record<string, string | null> = {}): URLSearchParams {
   return fixture('05-dialplan-phone', {
     'Hunt-Context': 'example.test',

@@ -34,7 +34,7 @@ const post = (url: string, body: string | Uint8Array, headers: Record<string, st
 
 const runtime = makeRuntime()
 
-t.test('POST /freeswitch/xml_curl with a captured REGISTER form (capture 01)', async (t) => {
+t.test('POST /freeswitch/xml_curl with a captured REGISTER form (fixture xml_curl/01-register-1001)', async (t) => {
   const base = await start(t, () => runtime)
   const res = await post(`${base}/freeswitch/xml_curl`, fixture('01-sip-auth-register', { user: 'alice' }).toString(), {
     'user-agent': 'freeswitch-xml/1.0',
@@ -47,7 +47,7 @@ t.test('POST /freeswitch/xml_curl with a captured REGISTER form (capture 01)', a
   t.match(xml, /<param name="password" value="alice-sip-secret"\/>/)
 })
 
-t.test('an answered originated leg, encoded the way FreeSWITCH encodes it (capture 04 moved to our context)', async (t) => {
+t.test('an answered originated leg, encoded the way FreeSWITCH encodes it (fixture xml_curl/04-originate-1002-xml-default moved to our context)', async (t) => {
   const base = await start(t, () => runtime)
   const endUser = encodeURIComponent(JSON.stringify({ name: 'Suzuki', organization: 'ACME & Co' }))
   const body = freeswitchBody(originatedLeg({ cod_dest_kind: 'group', cod_dest_value: '10', cod_end_user: endUser }))

@@ -10,7 +10,7 @@ import type { Result } from '../../util/result.js'
 
 export type OperationFn = (body: unknown, domain: DomainDirectory, requestId: string) => Result<OriginationPlan, ApiError>
 
-/** interface.md "Limits": answer_timeout of call_user and call_external (and initiate_call). */
+/** docs/interface.md "Limits": answer_timeout of call_user and call_external (and initiate_call). */
 export const DEFAULT_ANSWER_TIMEOUT_SEC = 180
 
 /** Drops the keys whose value is undefined, so a plan has only what the request said. */

@@ -1,5 +1,5 @@
 /**
- * Parser and validator of IVR documents (spec/ivr-xml.md, docs/ivr.md). A document is refused
+ * Parser and validator of IVR documents (docs/ivr.md). A document is refused
  * as a whole before anything runs: unknown elements and attributes (case-sensitive), wrong
  * nesting, values out of range, bad expressions, GoTo targets that do not exist, limits.
  * The first problem found is reported, with line, column and path, in words an IVR author

@@ -17,9 +17,10 @@
  * - an extension bound to an XML URL is what the dialplan hands to the IVR runner: here its
  *   document simply replaces this one.
  *
- * A bridge that connected shows as a CHANNEL_BRIDGE on the channel (captures 18, 19) or as
- * originate_disposition SUCCESS; `hangup_after_bridge=true` makes FreeSWITCH hang the call up
- * when the connected call ends, so the session ends without hanging up itself.
+ * A bridge that connected shows as a CHANNEL_BRIDGE on the channel
+ * (test/fixtures/freeswitch/esl/18-uuid-bridge.txt and 19-originate-xml-default.txt) or as
+ * originate_disposition SUCCESS; `hangup_after_bridge=true` makes FreeSWITCH hang the call up when
+ * the connected call ends, so the session ends without hanging up itself.
  */
 import { NAME_RE, isPstnNumber } from '../../config/schema.js'
 import { errorIdOfCause } from '../../pbx/hangup-causes.js'

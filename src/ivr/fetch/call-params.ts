@@ -1,11 +1,11 @@
 /**
- * The form parameters sent with every IVR fetch (spec/ivr-xml.md, "Call parameters sent to an
- * XML URL"), built from a plain description of the call that the IVR runner keeps up to date.
+ * The form parameters sent with every IVR fetch (docs/ivr.md "Fetching"), built from a plain
+ * description of the call that the IVR runner keeps up to date.
  *
  * Always sent: CallUUID, CallStatus, Direction, CalledNumber, CallingNumber, CallerName,
  * DomainName, Anonymous, StartTime, AnswerTime (unknown strings are sent empty, unknown times as
  * "0" — FreeSWITCH's own value for "not yet", e.g. `Caller-Channel-Answered-Time: 0` on an
- * unanswered leg in shared/freeswitch/esl/11-busy-486.txt).
+ * unanswered leg in test/fixtures/freeswitch/esl/11-busy-486.txt).
  * Sent when known: UserId, UserName, GroupId, GroupName, Digits (after GetDigits, even empty),
  * TransferFailureReason (after a failed Transfer), Error (with CallStatus=error).
  * Then `var_<name>` for every variable set with `<Set>`.

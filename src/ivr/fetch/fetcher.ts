@@ -1,6 +1,6 @@
 /**
  * Fetches IVR documents and GetJSON data from application servers, under the fetch rules of
- * spec/ivr-xml.md ("Fetch rules") and DESIGN.md "Security rules":
+ * docs/ivr.md ("Fetching") and docs/design.md "Security rules":
  *
  * - http/https only; every redirect hop is checked again (fetch-url.ts);
  * - the host is resolved here (all addresses), EVERY address must pass the address guard, and

@@ -13,9 +13,11 @@
  * Call parameters (ivr-xml.md): for a call that came in (a phone dialing the extension) the
  * caller profile says it all (Caller-Destination-Number, Caller-Caller-ID-*). For a leg the
  * daemon originated, the caller profile's destination is our routing extension and the caller
- * id is flipped (capture esl/06: `variable_channel_cid_flipped`, Caller-Caller-ID-Number is the
- * party called), so the called number is the one the leg dialled (`variable_sip_to_user`,
- * capture 06; or, flipped, Caller-Caller-ID-Number) and the calling number the one we presented
+ * id is flipped (test/fixtures/freeswitch/esl/06-originate-sofia-contact.txt:
+ * `variable_channel_cid_flipped`, Caller-Caller-ID-Number is the party called), so the called
+ * number is the one the leg dialled (`variable_sip_to_user`,
+ * test/fixtures/freeswitch/esl/06-originate-sofia-contact.txt; or, flipped,
+ * Caller-Caller-ID-Number) and the calling number the one we presented
  * (`origination_caller_id_number`, or, flipped, Caller-Callee-ID-Number).
  */
 import type { Directory, DomainDirectory } from '../../directory/directory.js'
@@ -97,7 +99,8 @@ export function readParkedCall(e: FsEvent, directory: Directory): Result<ParkedC
   const leg: LegContext = legRead.ok ? legRead.value : {}
   const outbound = e['Call-Direction'] === 'outbound'
   const destination = present(e['Caller-Destination-Number'])
-  // switch_channel_flip_cid (capture 06: Caller-Caller-ID-Number is the number dialled once flipped).
+  // switch_channel_flip_cid (test/fixtures/freeswitch/esl/06-originate-sofia-contact.txt:
+  // Caller-Caller-ID-Number is the number dialled once flipped).
   const flipped = v(e, 'channel_cid_flipped') !== undefined
   const calledNumber = outbound
     ? (present(v(e, 'sip_to_user')) ??

@@ -1,5 +1,5 @@
 /**
- * The XML IVR runner (spec/ivr-xml.md). Wiring:
+ * The XML IVR runner (docs/ivr.md). Wiring:
  *
  *   const fetcher = createFetcher({ allow, logger, accept: acceptIvrDocument })
  *   const ivr = createIvrRunner({ pbx, runtime: () => store.current(), fetcher, logger })

@@ -128,7 +128,8 @@ export function createIvrRunner(deps: IvrRunnerDeps): IvrRunner {
         sessions.get(uuid)?.onAnswer(e)
         break
       case 'CHANNEL_BRIDGE': {
-        // One event per bridge, fired on the A leg (captures esl/18, 19); the IVR channel may be either.
+        // One event per bridge, fired on the A leg (test/fixtures/freeswitch/esl/18-uuid-bridge.txt
+        // and 19-originate-xml-default.txt); the IVR channel may be either.
         const legs = new Set([uuid, e['Bridge-A-Unique-ID'], e['Bridge-B-Unique-ID'], e['Other-Leg-Unique-ID']])
         for (const leg of legs) if (leg !== undefined) sessions.get(leg)?.onBridge()
         break

@@ -5,7 +5,8 @@
  * value is held to one rule whichever way it was written.
  *
  * The alphabets are narrow on purpose: these values end up in FreeSWITCH application arguments
- * and dial strings, where `$ { } , | ' ^` and spaces have meanings (DESIGN.md, "Security rules").
+ * and dial strings, where `$ { } , | ' ^` and spaces have meanings
+ * (docs/design.md "Security rules").
  */
 import { err, ok, type Result } from '../../util/result.js'
 import type { HttpMethod, ValueCheck } from './types.js'

@@ -1,5 +1,5 @@
 /**
- * The model of a validated IVR document (docs/ivr.md; spec/ivr-xml.md), the parts that do not
+ * The model of a validated IVR document (docs/ivr.md), the parts that do not
  * depend on any one element: positions, attribute values, expressions, the document, limits
  * and errors. Each element's own type lives in its module (elements/<name>.ts), which adds it
  * to `IvrElementTypes`; `IvrElement` is the union of them all.

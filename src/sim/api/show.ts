@@ -1,20 +1,26 @@
 /**
  * `show channels` and `show calls` (mod_commands.c show_function over the core's channel table):
  * the column sets FreeSWITCH 1.10.12 prints, as CSV with a `N total.` line or `as json`
- * (capture 03).
+ * (test/fixtures/freeswitch/esl/03-show-channels-live-call.txt).
  */
 import type { Switch } from '../core/switch.js'
 import { localStamp } from '../model/events.js'
 import type { Session } from '../model/session.js'
 import { separateString } from '../text/fs-strings.js'
 
-/** `{"row_count": 0}\n` when idle; otherwise compact JSON without a newline (capture 03). */
+/**
+ * `{"row_count": 0}\n` when idle; otherwise compact JSON without a newline
+ * (test/fixtures/freeswitch/esl/03-show-channels-live-call.txt).
+ */
 function rowsJson(rows: Array<Record<string, string>>): string {
   if (rows.length === 0) return '{"row_count": 0}\n'
   return JSON.stringify({ row_count: rows.length, rows })
 }
 
-/** `show channels` CSV: header, rows, blank line, `N total.` (capture 03). */
+/**
+ * `show channels` CSV: header, rows, blank line, `N total.`
+ * (test/fixtures/freeswitch/esl/03-show-channels-live-call.txt).
+ */
 function rowsCsv(columns: readonly string[], rows: Array<Record<string, string>>): string {
   const lines = [columns.join(','), ...rows.map((r) => columns.map((c) => r[c] ?? '').join(','))]
   return `${lines.join('\n')}\n\n${rows.length} total.\n`

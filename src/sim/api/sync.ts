@@ -2,7 +2,8 @@
  * API commands that answer at once (`api` / `bgapi` and `${api(args)}`), with FreeSWITCH's reply
  * texts: mod_commands.c (kill_function, uuid_bridge_function, transfer_function,
  * uuid_setvar/getvar/exists/answer, park_function, hupall_api_function, global_getvar, status,
- * show) and mod_sofia.c (sofia_contact_function). Captures: esl/01, 03, 20, 22, 23, 24.
+ * show) and mod_sofia.c (sofia_contact_function). Captures: sessions
+ * 01, 03, 20, 22, 23, 24 in test/fixtures/freeswitch/esl/.
  */
 import type { Switch } from '../core/switch.js'
 import { str2cause } from '../model/causes.js'
@@ -136,7 +137,10 @@ export function syncApi(sw: Switch, cmd: string, arg: string): ApiReply | undefi
   }
 }
 
-/** hupall <cause> [<var> <value>]...: the same reply whether or not anything matched (capture 20, 22). */
+/**
+ * hupall <cause> [<var> <value>]...: the same reply whether or not anything matched
+ * (test/fixtures/freeswitch/esl/20-hupall-request-id.txt and 22-misc-replies.txt).
+ */
 function hupall(sw: Switch, arg: string): string {
   const argv = arg === '' ? [] : separateString(arg, ' ', 11)
   // switch_channel_str2cause: unknown names give NORMAL_CLEARING; NONE (or 0) means MANAGER_REQUEST.

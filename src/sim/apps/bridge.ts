@@ -2,11 +2,12 @@
  * The `bridge` application (mod_dptools.c audio_bridge_function) and what FreeSWITCH does when
  * it fails (switch_channel.c switch_channel_handle_cause).
  *
- * Success (captures 19, 21): B legs are created with Other-Leg = A and Channel-Call-UUID = A; when
- * one answers, A is answered if it was not, A gets originate_disposition=SUCCESS, DIALSTATUS=SUCCESS,
- * and one CHANNEL_BRIDGE fires on A. When B hangs up, one CHANNEL_UNBRIDGE fires on A and A then
- * hangs up if hangup_after_bridge=true (with B's cause), parks if park_after_bridge=true, else
- * goes on with the next dialplan action.
+ * Success (test/fixtures/freeswitch/esl/19-originate-xml-default.txt and 21-uuid-transfer.txt): B
+ * legs are created with Other-Leg = A and Channel-Call-UUID = A; when one answers, A is answered if
+ * it was not, A gets originate_disposition=SUCCESS, DIALSTATUS=SUCCESS, and one CHANNEL_BRIDGE
+ * fires on A. When B hangs up, one CHANNEL_UNBRIDGE fires on A and A then hangs up if
+ * hangup_after_bridge=true (with B's cause), parks if park_after_bridge=true, else goes on with the
+ * next dialplan action.
  *
  * Failure: originate_disposition and DIALSTATUS (switch_ivr_originate), originate_failed_cause
  * (audio_bridge_function), then switch_channel_handle_cause: with neither continue_on_fail nor

@@ -1,9 +1,10 @@
 /**
  * User lookups as FreeSWITCH makes them for `user/<name>@<domain>` (mod_dptools.c
  * user_outgoing_channel, switch_xml_locate_user_merged): ask mod_xml_curl (section=directory,
- * action=user_call, capture xml_curl/02), and when there is no binding, the fetch fails or the
- * reply is "not found", use the static directory, which here is the simulator's configuration.
- * A user is found by `id` or `number-alias` (capture xml_curl/08: user/8001 reaches id 1001).
+ * action=user_call, test/fixtures/freeswitch/xml_curl/02-originate-user-1001.txt), and when there
+ * is no binding, the fetch fails or the reply is "not found", use the static directory, which here
+ * is the simulator's configuration. A user is found by `id` or `number-alias`
+ * (test/fixtures/freeswitch/xml_curl/08-serve-directory-user-call.txt: user/8001 reaches id 1001).
  */
 import type { Switch } from '../core/switch.js'
 import type { VarList } from '../text/fs-strings.js'
@@ -70,8 +71,10 @@ function variables(e: XmlElement | undefined): VarList {
 }
 
 /**
- * Locates a user for a `user/` leg. `undefined`: unknown (SUBSCRIBER_ABSENT, capture 15).
- * `legVars` are the originate's variables, which FreeSWITCH adds to the request (capture xml_curl/02).
+ * Locates a user for a `user/` leg. `undefined`: unknown (SUBSCRIBER_ABSENT,
+ * test/fixtures/freeswitch/esl/15-unknown-user-9999.txt). `legVars` are the originate's variables,
+ * which FreeSWITCH adds to the request
+ * (test/fixtures/freeswitch/xml_curl/02-originate-user-1001.txt).
  */
 export async function locateUser(sw: Switch, user: string, domain: string, legVars: VarList): Promise<DirectoryUser | undefined> {
   const binding = sw.xmlCurl

@@ -3,16 +3,19 @@
  * immediate failure without any channel event.
  *
  * - `error/<cause>` (mod_dptools.c error_outgoing_channel): fails with that cause, no channel
- *   (capture 16: error/user_not_registered → USER_NOT_REGISTERED; 22: error/user_busy).
+ *   (test/fixtures/freeswitch/esl/16-sofia-contact-not-registered.txt: error/user_not_registered →
+ *   USER_NOT_REGISTERED; 22: error/user_busy).
  * - `sofia/<profile>/[sip:]user@host:port`: a contact. A registered terminal behaves as
- *   configured; any other address gets 503 (capture 22: dead port → NORMAL_TEMPORARY_FAILURE).
- *   Another profile name: INVALID_PROFILE (mod_sofia.c sofia_outgoing_channel).
+ *   configured; any other address gets 503 (test/fixtures/freeswitch/esl/22-misc-replies.txt: dead
+ *   port → NORMAL_TEMPORARY_FAILURE). Another profile name: INVALID_PROFILE (mod_sofia.c
+ *   sofia_outgoing_channel).
  * - `sofia/gateway/<gw>/<number>`: the PSTN through the domain whose `gateway` is <gw>; an
  *   unknown gateway fails with INVALID_GATEWAY before any channel event (mod_sofia.c
  *   sofia_outgoing_channel: "Invalid Gateway").
  * - `user/<name>[@<domain>]` (mod_dptools.c user_outgoing_channel): directory lookup
- *   (SUBSCRIBER_ABSENT when unknown, capture 15), then the user's dial-string with
- *   `${dialed_user}`, `${dialed_domain}` and `${sofia_contact(...)}` expanded, dialed in place.
+ *   (SUBSCRIBER_ABSENT when unknown, test/fixtures/freeswitch/esl/15-unknown-user-9999.txt), then
+ *   the user's dial-string with `${dialed_user}`, `${dialed_domain}` and `${sofia_contact(...)}`
+ *   expanded, dialed in place.
  * - anything else: CHAN_NOT_IMPLEMENTED (switch_core_session_outgoing_channel: no such endpoint).
  */
 import type { Switch } from '../core/switch.js'
@@ -116,7 +119,10 @@ function sofiaLeg(sw: Switch, rest: string, vars: VarList): LegPlan {
   }
 }
 
-/** The sofia variables a new outbound leg carries from CHANNEL_CREATE on (capture 06). */
+/**
+ * The sofia variables a new outbound leg carries from CHANNEL_CREATE on
+ * (test/fixtures/freeswitch/esl/06-originate-sofia-contact.txt).
+ */
 function sofiaVars(sw: Switch, reqUri: string, toHost: string, fromHost = TERMINAL_HOST): VarList {
   return [
     ['originate_early_media', 'false'],

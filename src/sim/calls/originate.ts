@@ -1,20 +1,26 @@
 /**
  * switch_ivr_originate (switch_ivr_originate.c, v1.10.12) for the simulator: failover groups
  * tried in turn, the legs of a group rung together, the first to answer wins and the others are
- * hung up with LOSE_RACE (capture 17, group_dial_status=loser).
+ * hung up with LOSE_RACE (test/fixtures/freeswitch/esl/17-two-legs-race.txt,
+ * group_dial_status=loser).
  *
  * - originate_timeout (else the caller's call_timeout, else the API's timeout, else 60 s)
  *   bounds each group; at expiry the ringing legs hang up NO_ANSWER and the originate fails
- *   NO_ANSWER at once, before their HANGUP_COMPLETE (capture 10), and stops unless
+ *   NO_ANSWER at once, before their HANGUP_COMPLETE
+ *   (test/fixtures/freeswitch/esl/10-no-answer.txt), and stops unless
  *   originate_continue_on_timeout=true.
  * - leg_timeout (per leg): that leg hangs up ALLOTTED_TIMEOUT (check_per_channel_timeouts).
  * - When every leg of a group failed, the result is the first created leg's cause (else the
- *   last creation failure), once that leg is reported (after HANGUP_COMPLETE, capture 11).
+ *   last creation failure), once that leg is reported (after HANGUP_COMPLETE,
+ *   test/fixtures/freeswitch/esl/11-busy-486.txt).
  * - origination_uuid in `[]` names that leg; in `{}` it is used by the first channel only
- *   (DESIGN.md). An existing uuid fails with DESTINATION_OUT_OF_ORDER, no events (capture 23).
- * - A calling session (bridge) gives the new legs Other-Leg/Channel-Call-UUID (capture 19),
- *   its caller id and exported variables, gets ring-back when a leg rings, and cancels the legs
- *   with ORIGINATOR_CANCEL when it hangs up.
+ *   (docs/design.md "Lessons from FreeSWITCH"). An existing uuid fails with
+ *   DESTINATION_OUT_OF_ORDER, no events
+ *   (test/fixtures/freeswitch/esl/23-duplicate-origination-uuid.txt).
+ * - A calling session (bridge) gives the new legs Other-Leg/Channel-Call-UUID
+ *   (test/fixtures/freeswitch/esl/19-originate-xml-default.txt), its caller id and exported
+ *   variables, gets ring-back when a leg rings, and cancels the legs with ORIGINATOR_CANCEL when it
+ *   hangs up.
  */
 import type { Switch } from '../core/switch.js'
 import type { TimerHandle } from '../model/clock.js'
@@ -191,7 +197,8 @@ function buildSession(sw: Switch, plan: Extract<LegPlan, { kind: 'channel' }>, u
 
 /**
  * switch_channel_flip_cid on the answered leg of an originate without a calling session
- * (capture 06: CHANNEL_PARK shows Caller-Caller-ID-Name "Outbound Call" and the number dialed).
+ * (test/fixtures/freeswitch/esl/06-originate-sofia-contact.txt: CHANNEL_PARK shows
+ * Caller-Caller-ID-Name "Outbound Call" and the number dialed).
  */
 function flipCallerId(s: Session): void {
   const p = s.profile

@@ -1,7 +1,8 @@
 /**
- * Two legs bridged (switch_ivr_bridge.c): linking them with the variables of captures 18/19,
- * CHANNEL_BRIDGE / UNBRIDGE (one event, on A), what happens to the other leg when one hangs up
- * or leaves, what A does after its bridge, and uuid_bridge with its two session states.
+ * Two legs bridged (switch_ivr_bridge.c): linking them with the variables of
+ * test/fixtures/freeswitch/esl/18-uuid-bridge.txt and 19-originate-xml-default.txt, CHANNEL_BRIDGE
+ * / UNBRIDGE (one event, on A), what happens to the other leg when one hangs up or leaves, what A
+ * does after its bridge, and uuid_bridge with its two session states.
  *
  * It sits on the session thread and the channel life: it hangs legs up and asks them to park,
  * route or transfer; they reach back only through the `BridgeSteps` and `BridgedHangup` they
@@ -22,7 +23,10 @@ export class Bridging implements BridgeSteps {
     private readonly thread: SessionThread,
   ) {}
 
-  /** Links two legs as A (originator) and B (originatee), with the variables of captures 18/19. */
+  /**
+   * Links two legs as A (originator) and B (originatee), with the variables of
+   * test/fixtures/freeswitch/esl/18-uuid-bridge.txt and 19-originate-xml-default.txt.
+   */
   link(a: Session, b: Session, viaApp: boolean): Bridge {
     const bridge = new Bridge(a, b, viaApp)
     a.bridge = bridge
@@ -73,9 +77,10 @@ export class Bridging implements BridgeSteps {
   }
 
   /**
-   * A bridged leg hangs up. B hangs up: one CHANNEL_UNBRIDGE on A, A's bridge ends (capture 19).
-   * A hangs up: B is hung up (NORMAL_CLEARING, send_bye), then the UNBRIDGE on A, and A's
-   * reporting waits for B's destruction (capture 18).
+   * A bridged leg hangs up. B hangs up: one CHANNEL_UNBRIDGE on A, A's bridge ends
+   * (test/fixtures/freeswitch/esl/19-originate-xml-default.txt). A hangs up: B is hung up
+   * (NORMAL_CLEARING, send_bye), then the UNBRIDGE on A, and A's reporting waits for B's
+   * destruction (test/fixtures/freeswitch/esl/18-uuid-bridge.txt).
    */
   hungUp(s: Session): void {
     const bridge = s.bridge
@@ -136,7 +141,10 @@ export class Bridging implements BridgeSteps {
     if (hangupByDefault || isTrue(a.getVar('hangup_after_bridge'))) this.life.hangup(a, end.cause)
   }
 
-  /** uuid_bridge originator (CS_SOFT_EXECUTE): CHANNEL_BRIDGE on A, wait for the end (capture 18). */
+  /**
+   * uuid_bridge originator (CS_SOFT_EXECUTE): CHANNEL_BRIDGE on A, wait for the end
+   * (test/fixtures/freeswitch/esl/18-uuid-bridge.txt).
+   */
   async softBridge(a: Session, bridge: Bridge): Promise<void> {
     if (bridge.ended) return
     a.setState('CS_SOFT_EXECUTE', 3)
@@ -157,7 +165,7 @@ export class Bridging implements BridgeSteps {
   /**
    * uuid_bridge (switch_ivr_uuid_bridge): one leg must be answered (it becomes the originator);
    * both stop what they do (CHANNEL_EXECUTE_COMPLETE of park on B then A, state number 8), then
-   * one CHANNEL_BRIDGE on A (capture 18).
+   * one CHANNEL_BRIDGE on A (test/fixtures/freeswitch/esl/18-uuid-bridge.txt).
    */
   uuidBridge(aUuid: string, bUuid: string): boolean {
     let a = this.table.sessions.get(aUuid)

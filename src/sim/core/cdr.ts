@@ -7,7 +7,10 @@ import { causeQ850 } from '../model/causes.js'
 import { localStamp } from '../model/events.js'
 import type { Session } from '../model/session.js'
 
-/** The CDR variables of CHANNEL_HANGUP_COMPLETE (capture 11: hangup_cause, *_epoch, duration, billsec...). */
+/**
+ * The CDR variables of CHANNEL_HANGUP_COMPLETE (test/fixtures/freeswitch/esl/11-busy-486.txt:
+ * hangup_cause, *_epoch, duration, billsec...).
+ */
 export function cdrVars(s: Session, endMicros: number): Array<[string, string]> {
   const t = s.times
   const sec = (us: number): string => String(Math.floor(us / 1e6))

@@ -52,7 +52,10 @@ export class ChannelTable {
     })
   }
 
-  /** Registers a new session and fires CHANNEL_CREATE (CS_INIT, capture 06). */
+  /**
+   * Registers a new session and fires CHANNEL_CREATE (CS_INIT,
+   * test/fixtures/freeswitch/esl/06-originate-sofia-contact.txt).
+   */
   add(s: Session): void {
     this.sessions.set(s.uuid, s)
     this.sessionsSinceStartup++
@@ -60,7 +63,8 @@ export class ChannelTable {
     s.setVar('session_id', String(this.sessionsSinceStartup))
     s.setState('CS_INIT', 2)
     this.fireChannel('CHANNEL_CREATE', s)
-    // Outbound legs wait in CS_CONSUME_MEDIA while they ring (captures 10, 11: HANGUP shows it).
+    // Outbound legs wait in CS_CONSUME_MEDIA while they ring
+    // (test/fixtures/freeswitch/esl/10-no-answer.txt and 11-busy-486.txt: HANGUP shows it).
     if (s.direction === 'outbound') s.setState('CS_CONSUME_MEDIA', 7)
   }
 

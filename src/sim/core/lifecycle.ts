@@ -2,13 +2,16 @@
  * A channel's life from its far end's point of view: ringing, early media, answer, DTMF
  * received, and the hangup with its reporting (CHANNEL_HANGUP, HANGUP_COMPLETE, DESTROY).
  *
- * Event order is what the captures show (README.md "Where a failing job lands", 00-event-sequences):
+ * Event order is what the captures show (test/fixtures/freeswitch/README.md, "Facts that hold
+ * across the sessions"; test/fixtures/freeswitch/esl/00-event-sequences.txt):
  * CHANNEL_HANGUP is fired at once; CHANNEL_HANGUP_COMPLETE and CHANNEL_DESTROY follow on later
  * turns of the event loop (setImmediate), so whoever reacts to a hangup synchronously (an
- * originate timing out: BACKGROUND_JOB before HANGUP_COMPLETE, capture 10) or on the "reported"
- * hook between the two (a refused or killed leg: BACKGROUND_JOB after HANGUP_COMPLETE and before
- * DESTROY, captures 11, 24) lands where FreeSWITCH puts it. Everything that must come before a
- * later event runs in promise continuations (microtasks), never on timers.
+ * originate timing out: BACKGROUND_JOB before HANGUP_COMPLETE,
+ * test/fixtures/freeswitch/esl/10-no-answer.txt) or on the "reported" hook between the two (a
+ * refused or killed leg: BACKGROUND_JOB after HANGUP_COMPLETE and before DESTROY,
+ * test/fixtures/freeswitch/esl/11-busy-486.txt and 24-uuid-kill-ringing-leg.txt) lands where
+ * FreeSWITCH puts it. Everything that must come before a later event runs in promise continuations
+ * (microtasks), never on timers.
  */
 import { causeQ850, SIP_REFUSALS } from '../model/causes.js'
 import type { Clock } from '../model/clock.js'
@@ -36,7 +39,8 @@ export class ChannelLife {
 
   /**
    * Starts the far end of an outbound leg: 180 then 200 after answer_after seconds, or a
-   * refusal (486/603/503, no 180: capture 11), or ringing until cancelled (capture 10).
+   * refusal (486/603/503, no 180: test/fixtures/freeswitch/esl/11-busy-486.txt), or ringing until
+   * cancelled (test/fixtures/freeswitch/esl/10-no-answer.txt).
    */
   startFarEnd(s: Session): void {
     const fe = s.farEnd
@@ -88,7 +92,10 @@ export class ChannelLife {
     this.setCallState(s, 'EARLY')
   }
 
-  /** 200 OK / answer: CHANNEL_ANSWER while the call state still lags (capture 06), then ACTIVE. */
+  /**
+   * 200 OK / answer: CHANNEL_ANSWER while the call state still lags
+   * (test/fixtures/freeswitch/esl/06-originate-sofia-contact.txt), then ACTIVE.
+   */
   answer(s: Session): void {
     if (!s.up || s.answered) return
     s.answered = true
@@ -113,7 +120,10 @@ export class ChannelLife {
     this.table.fireChannel('CHANNEL_CALLSTATE', s, [['Original-Channel-Call-State', prev]])
   }
 
-  /** The far end hangs up: BYE when answered (capture 25: recv_bye, 200), else CANCEL / 487. */
+  /**
+   * The far end hangs up: BYE when answered
+   * (test/fixtures/freeswitch/esl/25-remote-bye-parked-leg.txt: recv_bye, 200), else CANCEL / 487.
+   */
   remoteBye(s: Session, cause = 'NORMAL_CLEARING'): void {
     if (!s.up) return
     if (s.answered) this.hangup(s, cause, { disposition: 'recv_bye', sip: { status: 200, phrase: 'OK' } })
@@ -139,7 +149,8 @@ export class ChannelLife {
 
   /**
    * switch_channel_hangup: CHANNEL_HANGUP now; running applications end (their
-   * CHANNEL_EXECUTE_COMPLETE follows, capture 06); the bridged leg is told; reporting later.
+   * CHANNEL_EXECUTE_COMPLETE follows, test/fixtures/freeswitch/esl/06-originate-sofia-contact.txt);
+   * the bridged leg is told; reporting later.
    */
   hangup(s: Session, cause: string, how: HangupHow = {}): void {
     if (!s.up) return
@@ -189,7 +200,8 @@ export class ChannelLife {
     for (const h of s.reportedHooks.splice(0)) h(s)
     setImmediate(() => {
       s.stateNumber = 12
-      // A bridged B leg gets its own call uuid back by CHANNEL_DESTROY (capture 19).
+      // A bridged B leg gets its own call uuid back by CHANNEL_DESTROY
+      // (test/fixtures/freeswitch/esl/19-originate-xml-default.txt).
       s.callUuid = s.uuid
       s.setVar('call_uuid', s.uuid)
       this.table.fireChannel('CHANNEL_DESTROY', s)
@@ -200,7 +212,10 @@ export class ChannelLife {
   }
 }
 
-/** Variables FreeSWITCH sets once media is negotiated (capture 06 CHANNEL_ANSWER). */
+/**
+ * Variables FreeSWITCH sets once media is negotiated
+ * (test/fixtures/freeswitch/esl/06-originate-sofia-contact.txt CHANNEL_ANSWER).
+ */
 const MEDIA_VARS: ReadonlyArray<readonly [string, string]> = [
   ['rtp_use_codec_name', 'PCMU'],
   ['rtp_use_codec_rate', '8000'],

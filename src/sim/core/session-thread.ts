@@ -102,7 +102,10 @@ export class SessionThread {
     if (s.up && s.next === undefined) this.parts.life.hangup(s, 'NORMAL_CLEARING')
   }
 
-  /** CS_ROUTING: the XML dialplan (mod_xml_curl), or NO_ROUTE_DESTINATION (capture xml_curl/11). */
+  /**
+   * CS_ROUTING: the XML dialplan (mod_xml_curl), or NO_ROUTE_DESTINATION
+   * (test/fixtures/freeswitch/xml_curl/11-dialplan-wrong-context.txt).
+   */
   private async route(s: Session): Promise<void> {
     s.setState('CS_ROUTING', 2)
     const apps = await this.parts.dialplan(this.parts.sw, s, async (name, arg) => {

@@ -1,12 +1,16 @@
 /**
  * The XML dialplan as mod_dialplan_xml.c (v1.10.12) hunts it, with the document fetched from
  * mod_xml_curl (dialplan_xml_locate: the channel's event data plus `Hunt-*` caller profile
- * headers, captures xml_curl/04 and 05).
+ * headers, test/fixtures/freeswitch/xml_curl/04-originate-1002-xml-default.txt and
+ * 05-invite-1004-to-1002.txt).
  *
  * - No binding, an HTTP error, an empty or unparsable body, "not found": FreeSWITCH falls back to
- *   its static XML (captures 10, 13, 14, 15). The simulator has no static dialplan, so: no route.
+ *   its static XML (requests 10, 13, 14, 15 in test/fixtures/freeswitch/xml_curl/). The simulator
+ *   has no static dialplan, so: no route.
  * - `<context name>` must equal the caller profile's context (else `global`), otherwise
- *   "Context X not found" and no route (capture 11). No matching extension: no route.
+ *   "Context X not found" and no route
+ *   (test/fixtures/freeswitch/xml_curl/11-dialplan-wrong-context.txt). No matching extension: no
+ *   route.
  * - Extensions in order; conditions with `field` (caller profile field, or `${var}`) and
  *   `expression` (a regex; `$1`.. substituted into action data), `break` on-false (default),
  *   on-true, always, never; `anti-action`s when a condition fails; nested conditions; `inline`

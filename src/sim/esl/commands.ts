@@ -2,8 +2,9 @@
  * The ESL commands that act on the switch (mod_event_socket.c parse_command, api_exec):
  *
  * - `api <cmd> <arg>`: the command's output as api/response; an empty output is `-ERR no reply`.
- * - `bgapi`: `+OK Job-UUID` at once (the client's `Job-UUID` header is used as is, capture 22),
- *   then BACKGROUND_JOB with Job-Command, Job-Command-Arg and the result as body.
+ * - `bgapi`: `+OK Job-UUID` at once (the client's `Job-UUID` header is used as is,
+ *   test/fixtures/freeswitch/esl/22-misc-replies.txt), then BACKGROUND_JOB with Job-Command,
+ *   Job-Command-Arg and the result as body.
  * - `sendmsg <uuid>`: call-command execute (execute-app-name/-arg or text/plain body,
  *   event-uuid, loops) or hangup.
  *

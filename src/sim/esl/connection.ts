@@ -3,14 +3,17 @@
  * event_handler): authentication, the command dispatch, and the order of what it writes.
  *
  * - The server speaks first (`auth/request`); before `auth` every command but `exit` gets
- *   `-ERR command not found` (capture 05); a wrong password gets `-ERR invalid`, the disconnect
- *   notice and a closed socket (capture 04).
+ *   `-ERR command not found` (test/fixtures/freeswitch/esl/05-command-before-auth.txt); a wrong
+ *   password gets `-ERR invalid`, the disconnect notice and a closed socket
+ *   (test/fixtures/freeswitch/esl/04-auth-wrong-password.txt).
  * - One command at a time per connection. While a command runs, events for this connection wait
- *   and follow its reply: `api uuid_kill` answers `+OK` before the CHANNEL_HANGUP (capture 06), and
- *   a blocking `api originate` delivers no event until its api/response (capture 22).
+ *   and follow its reply: `api uuid_kill` answers `+OK` before the CHANNEL_HANGUP
+ *   (test/fixtures/freeswitch/esl/06-originate-sofia-contact.txt), and a blocking `api originate`
+ *   delivers no event until its api/response (test/fixtures/freeswitch/esl/22-misc-replies.txt).
  * - Reading commands (framing.ts), choosing events (subscription.ts) and the commands that act
- *   on the switch (commands.ts) are their own modules; json, plain (capture 08) and xml formats
- *   are written by format.ts.
+ *   on the switch (commands.ts) are their own modules; json, plain
+ *   (test/fixtures/freeswitch/esl/08-originate-user-form-event-plain.txt) and xml formats are
+ *   written by format.ts.
  */
 import type net from 'node:net'
 import { randomUUID } from 'node:crypto'

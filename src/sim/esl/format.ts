@@ -1,6 +1,6 @@
 /**
- * The bytes mod_event_socket writes (mod_event_socket.c v1.10.12; captures esl/01, 04, 06, 08, 22).
- * Content-Length always counts bytes, never characters.
+ * The bytes mod_event_socket writes (mod_event_socket.c v1.10.12; sessions 01, 04, 06, 08, 22 in
+ * test/fixtures/freeswitch/esl/). Content-Length always counts bytes, never characters.
  */
 import type { SimEvent } from '../model/events.js'
 import { urlEncode } from '../text/fs-strings.js'
@@ -28,7 +28,8 @@ export function apiResponse(body: string): string {
 /**
  * text/event-json: every header as a string (a repeated header becomes an array, as
  * switch_event_serialize_json does), then `Content-Length` and `_body` when there is a body.
- * No newline after the JSON (capture 06: the next message starts right after the `}`).
+ * No newline after the JSON (test/fixtures/freeswitch/esl/06-originate-sofia-contact.txt: the next
+ * message starts right after the `}`).
  */
 export function eventJsonBody(event: SimEvent): string {
   const obj: Record<string, string | string[]> = {}
@@ -51,8 +52,9 @@ export function eventJson(event: SimEvent): string {
 }
 
 /**
- * text/event-plain (capture 08): `Name: url-encoded value` lines, then either a blank line or
- * `Content-Length: N`, a blank line and the raw body.
+ * text/event-plain (test/fixtures/freeswitch/esl/08-originate-user-form-event-plain.txt): `Name:
+ * url-encoded value` lines, then either a blank line or `Content-Length: N`, a blank line and the
+ * raw body.
  */
 export function eventPlainBody(event: SimEvent): string {
   let out = ''

@@ -117,6 +117,9 @@ export const SIP_REFUSALS = {
   busy: { status: 486, phrase: 'Busy Here', cause: 'USER_BUSY' },
   reject: { status: 603, phrase: 'Decline', cause: 'CALL_REJECTED' },
   unavailable: { status: 480, phrase: 'Temporarily Unavailable', cause: 'NO_USER_RESPONSE' },
-  /** A contact nobody answers on (capture 22: dead port → 503, recv_refuse). */
+  /**
+   * A contact nobody answers on (test/fixtures/freeswitch/esl/22-misc-replies.txt: dead port → 503,
+   * recv_refuse).
+   */
   deadContact: { status: 503, phrase: 'Service Unavailable', cause: 'NORMAL_TEMPORARY_FAILURE' },
 } as const

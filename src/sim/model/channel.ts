@@ -49,7 +49,10 @@ export interface Times {
   holdAccum: number
 }
 
-/** What the far end of a leg does (DESIGN.md "Simulated terminal and PSTN behaviours"). */
+/**
+ * What the far end of a leg does (docs/design.md "Configuration contract", Simulated terminal and
+ * PSTN behaviours).
+ */
 export interface FarEnd {
   readonly kind: 'terminal' | 'pstn' | 'phone'
   readonly label: string
@@ -68,7 +71,10 @@ export class SimChannel {
   readonly direction: Direction
   /** Channel-State: the running state name. */
   runningState = 'CS_INIT'
-  /** Channel-State-Number: the state FreeSWITCH is moving to (capture 06: CREATE is CS_INIT/2). */
+  /**
+   * Channel-State-Number: the state FreeSWITCH is moving to
+   * (test/fixtures/freeswitch/esl/06-originate-sofia-contact.txt: CREATE is CS_INIT/2).
+   */
   stateNumber = 2
   callState = 'DOWN'
   answerState: AnswerState = 'ringing'
@@ -77,12 +83,18 @@ export class SimChannel {
   mediaUp = false
   hitDialplan = false
   presenceId?: string
-  /** Channel-Call-UUID: the A leg's uuid while bridged to it (capture 19). */
+  /**
+   * Channel-Call-UUID: the A leg's uuid while bridged to it
+   * (test/fixtures/freeswitch/esl/19-originate-xml-default.txt).
+   */
   callUuid: string
   readonly vars = new Map<string, string>()
   profile: CallerProfile
   readonly times: Times
-  /** The bridged or originating other leg, as Other-Type/Other-Leg-* (captures 18, 19). */
+  /**
+   * The bridged or originating other leg, as Other-Type/Other-Leg-*
+   * (test/fixtures/freeswitch/esl/18-uuid-bridge.txt and 19-originate-xml-default.txt).
+   */
   other?: { type: 'originator' | 'originatee'; uuid: string; profile: CallerProfile; times?: Times }
   hangupCause?: string
   hangupDisposition?: HangupDisposition

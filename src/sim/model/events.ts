@@ -1,7 +1,8 @@
 /**
  * FreeSWITCH events: the headers every event carries, in FreeSWITCH's order, and the bus that
- * hands them to the ESL connections. Header set and order follow the captures (README.md
- * "ESL framing and header facts"; esl/06-originate-sofia-contact.txt): Event-Name, Core-UUID,
+ * hands them to the ESL connections. Header set and order follow the captures
+ * (test/fixtures/freeswitch/README.md, "Facts that hold across the sessions";
+ * test/fixtures/freeswitch/esl/06-originate-sofia-contact.txt): Event-Name, Core-UUID,
  * FreeSWITCH-Hostname/-Switchname/-IPv4/-IPv6, Event-Date-Local/-GMT/-Timestamp (epoch µs),
  * Event-Calling-File/-Function/-Line-Number, Event-Sequence, then the event's own headers.
  */
@@ -17,8 +18,8 @@ export interface SimEvent {
 }
 
 /**
- * Where FreeSWITCH fires each event (Event-Calling-*), as seen in the captures (esl/06, 09, 18,
- * 19) or, where no capture shows the event, from the v1.10.12 source.
+ * Where FreeSWITCH fires each event (Event-Calling-*), as seen in the sessions 06, 09, 18 and 19
+ * in test/fixtures/freeswitch/esl/ or, where no capture shows the event, from the v1.10.12 source.
  */
 const CALLING: Readonly<Record<string, readonly [string, string, string]>> = {
   CHANNEL_CREATE: ['switch_core_state_machine.c', 'switch_core_session_run', '626'],

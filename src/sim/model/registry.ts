@@ -3,9 +3,10 @@
  * behaviour is not `unregistered`), what each terminal and each PSTN number does when called,
  * and which gateways exist. Built from the domains' `sim.terminals` and `sim.pstn` blocks.
  *
- * Registrations behave like a sofia profile with multiple-registrations=contact (DESIGN.md:
- * "The SIP profile needs multiple-registrations=contact"): every terminal is its own contact,
- * `sip:<user name>@127.0.0.1:<port>`, with a port fixed per terminal for the simulator's life.
+ * Registrations behave like a sofia profile with multiple-registrations=contact (docs/design.md
+ * "Lessons from FreeSWITCH": "The SIP profile needs multiple-registrations=contact"): every
+ * terminal is its own contact, `sip:<user name>@127.0.0.1:<port>`, with a port fixed per terminal
+ * for the simulator's life.
  */
 import type { DomainConfig, SimBehaviour, UserConfig } from '../../config/schema.js'
 import type { FarEnd } from './channel.js'
@@ -35,7 +36,8 @@ export function farEndOf(b: SimBehaviour, kind: FarEnd['kind'], label: string): 
     case 'reject':
       return { ...base, refuse: 'reject' }
     case 'unregistered':
-      // Reached only by dialing a stale contact: nobody answers on that port (capture 22).
+      // Reached only by dialing a stale contact: nobody answers on that port
+      // (test/fixtures/freeswitch/esl/22-misc-replies.txt).
       return { ...base, refuse: 'deadContact' }
     default:
       return base
@@ -89,7 +91,10 @@ export class Registry {
     return [...this.domains.values()]
   }
 
-  /** A user by SIP user name: the name, or the extension as a number-alias (DESIGN.md "SIP accounts"). */
+  /**
+   * A user by SIP user name: the name, or the extension as a number-alias (docs/design.md
+   * "Configuration contract", SIP accounts).
+   */
   user(domain: string, sipUser: string): UserConfig | undefined {
     const d = this.domain(domain)
     if (d === undefined) return undefined

@@ -30,7 +30,11 @@ export interface BridgeEnd {
   readonly cause: string
 }
 
-/** Two bridged legs: `a` carries CHANNEL_BRIDGE/UNBRIDGE (captures 18, 19: one event, on A). */
+/**
+ * Two bridged legs: `a` carries CHANNEL_BRIDGE/UNBRIDGE
+ * (test/fixtures/freeswitch/esl/18-uuid-bridge.txt and 19-originate-xml-default.txt: one event, on
+ * A).
+ */
 export class Bridge {
   ended = false
   readonly done: Promise<BridgeEnd>
@@ -70,7 +74,10 @@ export class Session extends SimChannel {
   readonly answerHooks: SessionHook[] = []
   readonly progressHooks: SessionHook[] = []
   readonly dtmfWaiters = new Set<() => void>()
-  /** CHANNEL_HANGUP_COMPLETE waits for this (an originator waits for its bridged leg, capture 18). */
+  /**
+   * CHANNEL_HANGUP_COMPLETE waits for this (an originator waits for its bridged leg,
+   * test/fixtures/freeswitch/esl/18-uuid-bridge.txt).
+   */
   finalizeGate?: Promise<void>
   readonly destroyedPromise: Promise<void>
   resolveDestroyed!: () => void

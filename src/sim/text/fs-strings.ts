@@ -188,7 +188,8 @@ const URL_UNSAFE = '\r\n #%&+:;<=>?@[\\]^`{|}"'
 /**
  * switch_url_encode (no double encoding): escapes control and non-ASCII bytes and the unsafe
  * set as %XX (upper case); an existing %XX sequence is kept. Used for event-plain values and
- * mod_xml_curl form values (captures 08 and xml_curl/*: `,` stays raw, ` ` `:` `@` are escaped).
+ * mod_xml_curl form values (test/fixtures/freeswitch/esl/08-originate-user-form-event-plain.txt and
+ * xml_curl/*: `,` stays raw, ` ` `:` `@` are escaped).
  */
 export function urlEncode(value: string): string {
   const bytes = Buffer.from(value, 'utf8')

@@ -1,12 +1,13 @@
 /**
- * A mod_xml_curl client: the POST FreeSWITCH makes to the binding's URL (captures
- * xml_curl/02, 04, 05): `POST <path>` with User-Agent `freeswitch-xml/1.0`, `Accept: *\/*`,
- * a form of `hostname, section, tag_name, key_name, key_value` and then the request's event
+ * A mod_xml_curl client: the POST FreeSWITCH makes to the binding's URL (requests 02, 04, 05 in
+ * test/fixtures/freeswitch/xml_curl/): `POST <path>` with User-Agent `freeswitch-xml/1.0`, `Accept:
+ * *\/*`, a form of `hostname, section, tag_name, key_name, key_value` and then the request's event
  * headers, keys raw and values switch_url_encode'd (switch_event_build_param_string), and Basic
  * auth when the binding has credentials.
  *
  * Results follow mod_xml_curl.c: an HTTP status other than 200, an empty body or an unparsable
- * one are errors, after which FreeSWITCH uses its static XML (captures 13, 14, 15).
+ * one are errors, after which FreeSWITCH uses its static XML (requests 13, 14, 15 in
+ * test/fixtures/freeswitch/xml_curl/).
  */
 import http from 'node:http'
 import https from 'node:https'
@@ -82,7 +83,8 @@ export async function xmlCurlFetch(binding: XmlCurlBinding, q: XmlCurlQuery, log
             logger?.warn({ status: res.statusCode, section: q.section }, 'sim xml_curl: HTTP error')
             resolve({ ok: false, reason: `HTTP ${res.statusCode ?? 0}` })
           } else if (text.trim() === '') {
-            // mod_xml_curl.c: "Error Parsing Result!" (capture 14)
+            // mod_xml_curl.c: "Error Parsing Result!"
+            // (test/fixtures/freeswitch/xml_curl/14-empty-200-directory.txt)
             resolve({ ok: false, reason: 'empty body' })
           } else resolve({ ok: true, body: text })
         })

@@ -1,7 +1,8 @@
 /**
  * Reads mod_xml_curl replies into a small element tree, keeping element order (dialplan
  * conditions and actions run in document order). A document that does not parse is refused,
- * as switch_xml refuses it (capture xml_curl/10: "unclosed tag <document>").
+ * as switch_xml refuses it (test/fixtures/freeswitch/xml_curl/10-rejected-dialplan-document.txt:
+ * "unclosed tag <document>").
  */
 import { XMLParser, XMLValidator } from 'fast-xml-parser'
 

@@ -3,9 +3,10 @@
  * - FakePbx: a PbxClient that records every application and command, answers each application
  *   with a CHANNEL_EXECUTE_COMPLETE (as FreeSWITCH does, with the channel's variables), and
  *   behaves like FreeSWITCH on hangup: CHANNEL_HANGUP first, then the running application
- *   completes (capture esl/06: EXECUTE_COMPLETE of park after HANGUP). A script decides per
- *   application: complete (with variables / Application-Response), hold until hangup, fail, or
- *   the caller hangs up while it runs. It creates no timers.
+ *   completes (test/fixtures/freeswitch/esl/06-originate-sofia-contact.txt: EXECUTE_COMPLETE of
+ *   park after HANGUP). A script decides per application: complete (with variables /
+ *   Application-Response), hold until hangup, fail, or the caller hangs up while it runs. It
+ *   creates no timers.
  * - FakeFetcher: documents and JSON by URL, every request and error report recorded; like the
  *   real fetcher created with `accept: acceptIvrDocument`, an invalid document makes the next
  *   URL of a list be tried.
