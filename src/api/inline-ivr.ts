@@ -1,6 +1,6 @@
 /**
  * The check an inline IVR document (`xml_url:inline_xml://<base64>`) passes before anything is
- * originated (ivr-xml.md: "An inline document is validated when the API request arrives"):
+ * originated (docs/ivr.md "Inline documents": "validated when the API request arrives"):
  * the full validation of the IVR language (root, elements, attributes, nesting, ranges,
  * expressions; no DTD, so no entity expansion), so a broken document is refused with
  * invalid_xml and nothing is originated.

@@ -164,7 +164,7 @@ export function routeActions(domain: DomainDirectory, leg: LegContext, target: R
       break
     }
     // No `answer` here: the IVR runner answers before the first prompt, so a document whose
-    // first element is <Hangup> can still reject an unanswered inbound call (ivr-xml.md).
+    // first element is <Hangup> can still reject an unanswered inbound call (docs/ivr.md "Hangup").
     case 'extension':
       actions.push(
         set(IVR_VARS.url, pct(target.xmlUrl)),

@@ -27,7 +27,7 @@ export const ROOT_ELEMENTS = ['IVR', 'Response'] as const
 /** Elements that run in sequence (the content of the root, Sections and branches), by name. */
 const STATEMENTS: ReadonlyMap<string, ElementModule> = new Map(Object.values(ELEMENTS).map((m: ElementModule) => [m.name, m]))
 
-/** Every element name of the language and its attributes (the spec's table). */
+/** Every element name of the language and its attributes (docs/ivr.md "Elements"). */
 const KNOWN = new Map<string, readonly string[]>([
   ...ROOT_ELEMENTS.map((name) => [name, []] as const),
   ['Section', ['name']],

@@ -24,7 +24,7 @@ import { err, ok, type Result } from '../../util/result.js'
 import type { Param } from '../syntax/types.js'
 import type { ElementContext, Outcome } from './types.js'
 
-/** The TTS engine FreeSWITCH has (ivr-xml.md: "mod_flite at least"). */
+/** The TTS engine FreeSWITCH has (docs/ivr.md "Speak": "mod_flite at least"). */
 export const TTS_ENGINE = 'flite'
 
 /** mod_flite's voices (mod_flite.c flite_speech_open). */

@@ -1,7 +1,7 @@
 /**
  * `<Wait length>`: silence for `length` seconds (fractions allowed) with mod_dptools `sleep
- * <ms>`. Silence needs media, so an unanswered call is answered first (ivr-xml.md: "as the
- * first element it answers first").
+ * <ms>`. Silence needs media, so an unanswered call is answered first (docs/ivr.md "Wait": "as
+ * the first element of a document it answers the call first").
  */
 import { app } from '../../pbx/commands.js'
 import { ok } from '../../util/result.js'

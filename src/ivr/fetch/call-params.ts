@@ -69,7 +69,7 @@ export const stringifyVariable = (value: unknown): string => {
   }
 }
 
-/** The form parameters for a fetch, in the order of the spec. */
+/** The form parameters for a fetch, in the order of docs/ivr.md "Fetching". */
 export const buildCallParams = (call: CallDescription): Record<string, string> => {
   const p: Record<string, string> = {
     CallUUID: call.uuid,

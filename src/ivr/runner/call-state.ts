@@ -2,8 +2,8 @@
  * What a session knows about its call, and so what a document sees: the call parameters
  * (CallStatus, AnswerTime, Digits, TransferFailureReason, Error...) and the variables of
  * `<Set>` and `<GetJSON>`. Attribute templates and expressions are resolved against it, and
- * the form parameters of every fetch are built from it (ivr-xml.md "Call parameters sent to
- * an XML URL").
+ * the form parameters of every fetch are built from it (docs/ivr.md
+ * "Fetching").
  */
 import type { FsEvent } from '../../pbx/types.js'
 import { err, type Result } from '../../util/result.js'
@@ -76,7 +76,7 @@ export class CallState {
     return r.ok ? r : err({ kind: 'error', message: `${JSON.stringify(e.source)}: ${r.error}` })
   }
 
-  /** The form parameters of a fetch (ivr-xml.md "Call parameters sent to an XML URL"). */
+  /** The form parameters of a fetch (docs/ivr.md "Fetching"). */
   params(): Record<string, string> {
     return buildCallParams(this.describe(true))
   }

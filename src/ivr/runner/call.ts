@@ -10,7 +10,7 @@
  * name: the domain must be ours, the URL must be one of the domain's extension URLs, the key
  * must look like one the daemon made.
  *
- * Call parameters (ivr-xml.md): for a call that came in (a phone dialing the extension) the
+ * Call parameters (docs/ivr.md "Fetching"): for a call that came in (a phone dialing the extension) the
  * caller profile says it all (Caller-Destination-Number, Caller-Caller-ID-*). For a leg the
  * daemon originated, the caller profile's destination is our routing extension and the caller
  * id is flipped (test/fixtures/freeswitch/esl/06-originate-sofia-contact.txt:

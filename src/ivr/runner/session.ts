@@ -286,7 +286,7 @@ export class IvrSession implements ElementContext {
     return this.legContext
   }
 
-  /** The form parameters of a fetch (ivr-xml.md "Call parameters sent to an XML URL"). */
+  /** The form parameters of a fetch (docs/ivr.md "Fetching"). */
   params(): Record<string, string> {
     return this.state.params()
   }

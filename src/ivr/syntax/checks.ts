@@ -93,7 +93,7 @@ export function checkUrl(s: string): Result<string, string> {
 
 /**
  * One http(s) URL or a comma list of them (fallbacks, tried in order). A comma inside a URL
- * must be written %2C: the spec gives the comma this meaning.
+ * must be written %2C: docs/ivr.md "Fetching" gives the comma this meaning.
  */
 export const urlList: ValueCheck<readonly string[]> = check(
   `http or https URLs separated by commas (at most ${MAX_URLS})`,

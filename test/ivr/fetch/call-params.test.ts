@@ -1,7 +1,7 @@
 import t from 'tap'
 import { buildCallParams, stringifyVariable } from '../../../src/ivr/fetch/call-params.js'
 
-t.test('the always-sent parameters, in the order of the spec', async (t) => {
+t.test('the always-sent parameters, in the order of docs/ivr.md', async (t) => {
   const p = buildCallParams({
     uuid: '2b1c6a0e-0000-4000-8000-000000000001',
     status: 'in-progress',
