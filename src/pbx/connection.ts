@@ -3,36 +3,41 @@
  *
  * What esl-lite does by itself (node_modules/esl-lite/esl-lite.mjs): connects, reconnects after
  * a drop (at once after a close, with a growing pause up to 1 s after a refused connection),
- * authenticates on every `auth/request`, re-sends its `event json` subscriptions, and re-queues
- * the commands that had no reply yet. What it does not do is say whether it is connected, so
- * health is built here:
+ * authenticates on every `auth/request`, re-sends its `event json` subscriptions, writes one
+ * command at a time, and re-queues the commands that had no reply yet on every new socket. What
+ * it does not do is say whether the link is alive, nor let a command be taken back. So, here:
  *
- * - a new socket is seen the moment esl-lite counts an `auth/request` (stats.authRequest; we
- *   watch the counter through a Proxy): the connection becomes "down" and every job accepted on
- *   the previous socket is failed with `disconnected` (its BACKGROUND_JOB went with the socket);
- * - a probe (`bgapi status`) is queued behind esl-lite's auth and subscriptions: its
- *   command/reply proves the socket is authenticated and subscribed: "up", and onConnected
- *   listeners run (resynchronisation) once per socket;
- * - a probe goes out every probeIntervalMs; an unanswered probe older than probeTimeoutMs marks
- *   the connection down. Only one probe is ever outstanding, so none pile up while FreeSWITCH
- *   is away (esl-lite would send them all on reconnect).
- *
- * esl-lite re-sends a command whose reply was lost in a drop. For an originate that means a
- * second originate with the same origination_uuid: FreeSWITCH refuses it with
- * `-ERR DESTINATION_OUT_OF_ORDER` while the first call lives
- * (test/fixtures/freeswitch/esl/23-duplicate-origination-uuid.txt); the engine treats that reply as
- * "job lost" and reads the outcome from channel events.
- *
- * Commands must not be queued while the link is down (they could run much later): bgapi and
- * submit answer `disconnected` at once.
+ * - Health (src/pbx/link-health.ts judges; this file feeds it): the socket's `bytesRead` every
+ *   tick (any byte proves liveness), a cheap probe on an idle link, TCP keepalive, the socket's
+ *   close seen at once (src/pbx/esl-internals.ts taps esl-lite's sockets), and FreeSWITCH's
+ *   shutdown notice: the SHUTDOWN event and the `text/disconnect-notice`
+ *   (test/fixtures/freeswitch/esl/26-fsctl-shutdown.txt: SHUTDOWN comes first, ~0.7 s after
+ *   `fsctl shutdown`; the notice "The system is being shut down." and the close follow).
+ * - Every command of ours is an Outgoing (src/pbx/outgoing.ts): written at most once, never
+ *   after we gave up on it. A link that is not up takes no new command (`disconnected` at once);
+ *   when it goes quiet, closes or announces its shutdown, every command not yet written is
+ *   withdrawn (`disconnected`) and will never be written. A command already written whose reply
+ *   does not come (the socket closed, or the reply is overdue) is UNCONFIRMED: submit() then
+ *   returns it as placed (`unconfirmed`), because it may run, and its job result is reported
+ *   lost so that the engine reads the outcome from the channels (or says outcome_unknown).
+ * - Background jobs are matched to their BACKGROUND_JOB by our own Job-UUID header (used as-is
+ *   by FreeSWITCH, test/fixtures/freeswitch/esl/22-misc-replies.txt); a job accepted on a
+ *   socket that closed fails with `disconnected` (its BACKGROUND_JOB went with the socket).
+ * - On each new socket, a probe queued behind esl-lite's auth and subscriptions proves the
+ *   socket authenticated and subscribed: "up", and onConnected listeners run (resynchronisation).
  */
 import { randomUUID } from 'node:crypto'
+import type { Socket } from 'node:net'
+import { performance } from 'node:perf_hooks'
 import { FreeSwitchClient, type FreeSwitchEventData } from 'esl-lite'
 import type { Logger } from '../util/logger.js'
 import { err, ok, type Result } from '../util/result.js'
-import type { EslApp, EslCommand, FsEvent, PbxClient, PbxError } from './types.js'
-import type { PbxJobSubmitter, SubmitOptions, SubmittedJob } from './submit.js'
 import { PATTERNS } from './commands.js'
+import { tapEslLite } from './esl-internals.js'
+import { DEFAULT_LINK_HEALTH, LinkHealth, type LinkHealthOptions, type LinkState } from './link-health.js'
+import { NOOP_COMMAND, Outgoing } from './outgoing.js'
+import type { PbxJobSubmitter, SubmitOptions, SubmittedJob } from './submit.js'
+import type { EslApp, EslCommand, FsEvent, PbxClient, PbxError } from './types.js'
 
 /** The events the daemon follows (tracker, engine, CTI, IVR). */
 export const SUBSCRIBED_EVENTS = [
@@ -58,35 +63,33 @@ export interface PbxConnectionOptions {
   readonly logger: Logger
   /** Time allowed for FreeSWITCH to answer one command (command/reply). */
   readonly commandTimeoutMs: number
-  /** Liveness probe period (default 1000 ms). */
-  readonly probeIntervalMs?: number
-  /** An unanswered probe older than this marks the link down (default 1500 ms). */
-  readonly probeTimeoutMs?: number
+  /** The link judgement's thresholds (tests shorten them); defaults in src/pbx/link-health.ts. */
+  readonly health?: Partial<LinkHealthOptions>
+  /** How often the link is judged (default 50 ms). */
+  readonly tickMs?: number
+  /** TCP keepalive: idle time before the first keepalive probe (default 1000 ms). */
+  readonly keepAliveMs?: number
 }
 
 export interface PbxConnectionStats {
-  /** Sockets authenticated so far (1 after the first connection). */
+  /** TCP sockets opened so far (1 after the first connection). */
   readonly connections: number
   readonly connected: boolean
+  readonly state: LinkState
   readonly pendingJobs: number
+  /** Commands given up before they were written (never reached FreeSWITCH). */
+  readonly withdrawn: number
+  /** Commands written whose reply never came (they may have run). */
+  readonly unconfirmed: number
 }
 
 export interface PbxConnection extends PbxClient, PbxJobSubmitter {
   stats(): PbxConnectionStats
 }
 
-/** esl-lite's client with access to its protected send(): bgapi with our own Job-UUID. */
-class EslClient extends FreeSwitchClient {
-  sendBgapi(command: string, jobUuid: string, timeoutMs: number) {
-    // A custom Job-UUID header is used as-is by FreeSWITCH
-    // (test/fixtures/freeswitch/esl/22-misc-replies.txt).
-    return this.send(`bgapi ${command}`, { 'job-uuid': jobUuid }, undefined, timeoutMs)
-  }
-}
-
 interface PendingJob {
   resolve: (r: Result<string, PbxError>) => void
-  /** Socket generation on which FreeSWITCH accepted the job; undefined until accepted. */
+  /** Socket generation on which FreeSWITCH got the job; undefined until then. */
   acceptedOn: number | undefined
   timer: NodeJS.Timeout | undefined
 }
@@ -114,70 +117,96 @@ const mapError = (e: Error): PbxError => {
   }
 }
 
-/**
- * Probes wait (long) for their real reply, so that no second probe joins esl-lite's queue while
- * one is outstanding; our own probeTimeoutMs judges the link. After this, a stalled probe is
- * given up and another may be queued (at most two a minute pile up while FreeSWITCH is stalled).
- */
-const PROBE_SEND_TIMEOUT_MS = 30_000
-
 export function connectPbx(opts: PbxConnectionOptions): PbxConnection {
   const log = opts.logger
-  const probeIntervalMs = opts.probeIntervalMs ?? 1000
-  const probeTimeoutMs = opts.probeTimeoutMs ?? 1500
+  const tickMs = opts.tickMs ?? 50
+  const keepAliveMs = opts.keepAliveMs ?? 1000
+  const health = new LinkHealth({ ...DEFAULT_LINK_HEALTH, ...opts.health })
   const eslLogger = log.child({ module: 'esl-lite' }, { level: log.isLevelEnabled('debug') ? log.level : 'silent' })
-  const client = new EslClient({ host: opts.host, port: opts.port, password: opts.password, logger: eslLogger })
+  const client = new FreeSwitchClient({ host: opts.host, port: opts.port, password: opts.password, logger: eslLogger })
 
   const eventListeners = new Set<(e: FsEvent) => void>()
   const connectedListeners = new Set<() => void>()
   const jobs = new Map<string, PendingJob>()
-  const probeJobs = new Set<string>()
+  /** Our commands not yet settled or whose reply is still due on their socket. */
+  const outgoing = new Set<Outgoing>()
   let generation = 0
   let announcedGeneration = 0
-  let connected = false
+  let socket: Socket | undefined
+  let bytesSeen = 0
   let closed = false
-  let probe: { sentAt: number } | undefined
-  /**
-   * When FreeSWITCH last sent us anything on this socket. esl-lite sends commands one at a time,
-   * so under load the probe waits its turn behind originates: a link that keeps delivering
-   * events is alive even if the probe's reply is late (the API benchmark saw 503s otherwise).
-   */
-  let lastHeardAt = 0
+  let probe: Outgoing | undefined
+  let withdrawnCount = 0
+  let unconfirmedCount = 0
 
-  const setDown = (why: string) => {
-    if (connected) log.warn({ why }, 'FreeSWITCH link down')
-    connected = false
+  const usable = () => !closed && health.usable
+  const socketOpen = () => socket !== undefined && !socket.destroyed
+
+  /** Every command not written yet is given up: it will never reach FreeSWITCH. */
+  const withdrawQueued = () => {
+    for (const o of outgoing) if (o.withdraw('disconnected')) withdrawnCount += 1
   }
 
-  const onNewSocket = () => {
-    generation += 1
-    lastHeardAt = 0
-    setDown(generation === 1 ? 'connecting' : 'new socket (reconnection)')
+  const failJobsOf = (gen: number) => {
     for (const [jobUuid, job] of jobs) {
-      if (job.acceptedOn !== undefined && job.acceptedOn < generation) {
+      if (job.acceptedOn !== undefined && job.acceptedOn <= gen) {
         jobs.delete(jobUuid)
         clearTimeout(job.timer)
         job.resolve(err({ kind: 'disconnected' }))
       }
     }
-    // After esl-lite queued auth and the subscriptions for this socket.
-    setImmediate(sendProbe)
   }
 
-  // esl-lite increments stats.authRequest when a socket greets us with auth/request.
+  const onSocket = (s: Socket) => {
+    generation += 1
+    const gen = generation
+    socket = s
+    bytesSeen = s.bytesRead
+    health.socketOpened()
+    s.setKeepAlive(true, keepAliveMs)
+    // 'end' comes first (FreeSWITCH closed); esl-lite removes every listener of the socket soon
+    // after, so 'close' may never reach us.
+    const gone = () => {
+      if (gen !== generation || closed || socket !== s) return
+      if (health.state === 'up' || health.state === 'quiet') log.warn({ state: health.state }, 'FreeSWITCH link down: socket closed')
+      health.socketClosed()
+      socket = undefined
+      withdrawQueued()
+      for (const o of outgoing) if (o.replyPending || o.isWritten) o.socketGone()
+      failJobsOf(gen)
+    }
+    s.once('end', gone)
+    s.once('error', gone)
+    s.once('close', gone)
+  }
+
+  const internals = tapEslLite(client, onSocket)
+
+  const shutdownNotice = (what: string) => {
+    if (closed || health.state === 'shutting_down') return
+    log.warn({ notice: what }, 'FreeSWITCH is shutting down: no more commands until it is back')
+    health.shutdownNotice()
+    withdrawQueued()
+  }
+
+  // esl-lite counts an `auth/request` (a new socket greets us) and a disconnect notice in its
+  // stats; we watch those counters through a Proxy.
   client.stats = new Proxy(client.stats, {
     set(target, prop, value: unknown) {
       const done = Reflect.set(target, prop, value)
-      if (prop === 'authRequest' && !closed) onNewSocket()
+      if (!closed && prop === 'authRequest') setImmediate(sendProbe) // after esl-lite queued auth and subscriptions
+      if (!closed && prop === 'disconnect') shutdownNotice('text/disconnect-notice')
       return done
     },
   })
 
   const markUp = () => {
     if (closed) return
-    if (!connected) log.info({ connections: generation }, 'FreeSWITCH link up')
-    connected = true
-    if (announcedGeneration !== generation) {
+    if (health.state === 'connecting') {
+      health.authenticated()
+      log.info({ connections: generation }, 'FreeSWITCH link up')
+    }
+    if (announcedGeneration !== generation && health.usable) {
       announcedGeneration = generation
       for (const l of [...connectedListeners]) {
         try {
@@ -189,48 +218,54 @@ export function connectPbx(opts: PbxConnectionOptions): PbxConnection {
     }
   }
 
+  /** Queues one of our commands; it settles once answered, withdrawn or unconfirmed. */
+  const send = (text: string, canWrite: () => boolean): Outgoing => {
+    const o = new Outgoing(text, () => generation, canWrite)
+    outgoing.add(o)
+    void o.outcome.then((r) => {
+      if (r.kind === 'unconfirmed') unconfirmedCount += 1
+    })
+    internals.enqueue(o)
+    return o
+  }
+
   function sendProbe() {
-    if (closed || probe !== undefined || generation === 0) return
-    probe = { sentAt: Date.now() }
-    const jobUuid = randomUUID()
-    probeJobs.add(jobUuid)
-    client.sendBgapi('status', jobUuid, PROBE_SEND_TIMEOUT_MS).then(
-      (r) => {
-        probe = undefined
-        if (r instanceof Error) {
-          probeJobs.delete(jobUuid)
-          if (r.name !== 'FreeSwitchApplicationEndedError') setDown(`probe refused: ${r.message}`)
-          return
-        }
-        markUp()
-      },
-      () => {
-        probe = undefined
-      },
-    )
+    if (closed || probe !== undefined || !socketOpen()) return
+    const p = send(NOOP_COMMAND, socketOpen)
+    probe = p
+    void p.outcome.then((r) => {
+      if (probe === p) probe = undefined
+      if (r.kind === 'answered' && r.replyText.startsWith('+') && p.socketGeneration === generation) markUp()
+    })
   }
 
   // esl-lite's own logs are silenced (it logs every refused attempt): say it here, every 30 s.
   let lastDownLog = 0
   const ticker = setInterval(() => {
-    if (!connected && Date.now() - lastDownLog > 30_000) {
-      if (lastDownLog !== 0 || generation === 0) log.warn({ host: opts.host, port: opts.port }, 'FreeSWITCH not connected')
+    const now = performance.now()
+    if (socket !== undefined && socket.bytesRead !== bytesSeen) {
+      bytesSeen = socket.bytesRead
+      health.heard()
+    }
+    for (const o of outgoing) if (!o.isQueued && !o.isWritten && !o.replyPending) outgoing.delete(o)
+    const awaiting = probe !== undefined || [...outgoing].some((o) => o.replyPending)
+    const advice = health.tick(now, awaiting)
+    if (advice.becameQuiet) {
+      log.warn({ silenceMs: Math.round(health.silence) }, 'FreeSWITCH link quiet: no byte while a reply is awaited; no more commands until it answers')
+      withdrawQueued()
+    }
+    if (advice.probe) sendProbe()
+    if (!health.usable && Date.now() - lastDownLog > 30_000) {
+      if (lastDownLog !== 0 || generation === 0) log.warn({ host: opts.host, port: opts.port, state: health.state }, 'FreeSWITCH not connected')
       lastDownLog = Date.now()
     }
-    if (probe !== undefined) {
-      const now = Date.now()
-      if (now - probe.sentAt > probeTimeoutMs && now - lastHeardAt > probeTimeoutMs) setDown('liveness probe unanswered')
-      return
-    }
-    sendProbe()
-  }, probeIntervalMs)
+  }, tickMs)
 
   const deliver = (ev: FreeSwitchEventData) => {
-    lastHeardAt = Date.now()
+    health.heard()
     const event = toFsEvent(ev.body.data)
     if (event['Event-Name'] === 'BACKGROUND_JOB') {
       const jobUuid = event['Job-UUID'] ?? ''
-      if (probeJobs.delete(jobUuid)) return
       const job = jobs.get(jobUuid)
       if (job !== undefined) {
         jobs.delete(jobUuid)
@@ -247,30 +282,45 @@ export function connectPbx(opts: PbxConnectionOptions): PbxConnection {
     }
   }
   for (const name of SUBSCRIBED_EVENTS) client.on(name, deliver)
+  client.on('SHUTDOWN', () => {
+    health.heard()
+    shutdownNotice('SHUTDOWN event')
+  })
 
   const submit = async (command: EslCommand, o: SubmitOptions): Promise<Result<SubmittedJob, PbxError>> => {
-    if (closed || !connected) return err({ kind: 'disconnected' })
+    if (!usable()) return err({ kind: 'disconnected' })
     const jobUuid = randomUUID()
     let resolve!: (r: Result<string, PbxError>) => void
     const result = new Promise<Result<string, PbxError>>((r) => (resolve = r))
     const job: PendingJob = { resolve, acceptedOn: undefined, timer: undefined }
     jobs.set(jobUuid, job)
-    const reply = await client.sendBgapi(command, jobUuid, o.acceptTimeoutMs ?? opts.commandTimeoutMs)
-    if (reply instanceof Error) {
+    const out = send(`bgapi ${command}\nJob-UUID: ${jobUuid}`, () => usable() && socketOpen())
+    const acceptTimer = setTimeout(() => {
+      if (out.withdraw('timeout')) withdrawnCount += 1
+      else out.lose()
+    }, o.acceptTimeoutMs ?? opts.commandTimeoutMs)
+    const sent = await out.outcome
+    clearTimeout(acceptTimer)
+    if (sent.kind === 'withdrawn' || (sent.kind === 'answered' && !sent.replyText.startsWith('+'))) {
       jobs.delete(jobUuid)
-      return err(mapError(reply))
+      if (sent.kind === 'withdrawn') return err({ kind: sent.why })
+      return err({ kind: 'failed', reply: sent.replyText.replace(/^-ERR\s*/, '') })
     }
-    if (jobs.has(jobUuid)) {
-      job.acceptedOn = generation
+    if (sent.kind === 'unconfirmed') log.warn({ jobUuid, command: command.split(' ')[0] }, 'command written but not confirmed: it may run; its result is read from the channels')
+    job.acceptedOn = out.socketGeneration
+    if (!jobs.has(jobUuid)) return ok({ jobUuid, result, ...(sent.kind === 'unconfirmed' ? { unconfirmed: true as const } : {}) })
+    // Its socket is gone already: the BACKGROUND_JOB went with it.
+    if (out.socketGeneration !== generation || !socketOpen()) failJobsOf(out.socketGeneration)
+    else {
       job.timer = setTimeout(() => {
         if (jobs.delete(jobUuid)) resolve(err({ kind: 'timeout' }))
       }, o.resultTimeoutMs)
     }
-    return ok({ jobUuid, result })
+    return ok({ jobUuid, result, ...(sent.kind === 'unconfirmed' ? { unconfirmed: true as const } : {}) })
   }
 
   return {
-    isConnected: () => connected && !closed,
+    isConnected: usable,
     submit,
     async bgapi(command, timeoutMs) {
       const t = timeoutMs ?? opts.commandTimeoutMs
@@ -280,7 +330,7 @@ export function connectPbx(opts: PbxConnectionOptions): PbxConnection {
     },
     async execute(uuid: string, app: EslApp, timeoutMs?: number): Promise<Result<FsEvent, PbxError>> {
       if (!PATTERNS.uuid.test(uuid)) return err({ kind: 'failed', reply: 'invalid uuid' })
-      if (closed || !connected) return err({ kind: 'disconnected' })
+      if (!usable()) return err({ kind: 'disconnected' })
       const r = await client.command_uuid(uuid, app.app, app.arg, timeoutMs ?? opts.commandTimeoutMs)
       if (r instanceof Error) return err(mapError(r))
       return ok(toFsEvent(r.body.data))
@@ -293,12 +343,19 @@ export function connectPbx(opts: PbxConnectionOptions): PbxConnection {
       connectedListeners.add(listener)
       return () => connectedListeners.delete(listener)
     },
-    stats: () => ({ connections: generation, connected: connected && !closed, pendingJobs: jobs.size }),
+    stats: () => ({
+      connections: generation,
+      connected: usable(),
+      state: health.state,
+      pendingJobs: jobs.size,
+      withdrawn: withdrawnCount,
+      unconfirmed: unconfirmedCount,
+    }),
     async close() {
       if (closed) return
       closed = true
-      connected = false
       clearInterval(ticker)
+      withdrawQueued()
       for (const [, job] of jobs) {
         clearTimeout(job.timer)
         job.resolve(err({ kind: 'disconnected' }))
@@ -310,4 +367,3 @@ export function connectPbx(opts: PbxConnectionOptions): PbxConnection {
     },
   }
 }
-

@@ -14,6 +14,11 @@ export interface SubmittedJob {
   readonly jobUuid: string
   /** The job's body (`+OK ...` / `-ERR ...`), or disconnected/timeout when it was lost. */
   readonly result: Promise<Result<string, PbxError>>
+  /**
+   * Written to FreeSWITCH, but its acceptance never came (the socket closed, or the reply is
+   * overdue): it may run, so it counts as placed, never as refused (src/pbx/outgoing.ts).
+   */
+  readonly unconfirmed?: true
 }
 
 export interface SubmitOptions {

@@ -85,8 +85,6 @@ export async function harness(
     password: 'ClueCon',
     logger: silentLogger(),
     commandTimeoutMs: 2000,
-    probeIntervalMs: 50,
-    probeTimeoutMs: 1500,
   })
   const sink = new RecordingSink()
   const channels = createChannelModel({ pbx, logger: silentLogger(), directory: () => rt.directory, commandTimeoutMs: 2000 })

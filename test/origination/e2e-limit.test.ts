@@ -79,7 +79,7 @@ t.test('channels live before the daemon started are counted (show channels + uui
   await waitFor('both counted', () => h.engine.inUse(DOMAIN) === 2)
 
   // A daemon restart: a new connection and engine that saw none of the events.
-  const pbx = connectPbx({ host: '127.0.0.1', port: h.port, password: 'ClueCon', logger: silentLogger(), commandTimeoutMs: 2000, probeIntervalMs: 50 })
+  const pbx = connectPbx({ host: '127.0.0.1', port: h.port, password: 'ClueCon', logger: silentLogger(), commandTimeoutMs: 2000 })
   const channels = createChannelModel({ pbx, logger: silentLogger(), directory: () => h.rt.directory })
   const engine = createEngine({ pbx, channels, runtime: () => h.rt, callbacks: new RecordingSink(), logger: silentLogger(), sipProfile: 'internal', huntConcurrency: 1 })
   t.teardown(async () => {

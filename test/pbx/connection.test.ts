@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import { connectPbx, SUBSCRIBED_EVENTS, type PbxConnection } from '../../src/pbx/connection.js'
 import * as commands from '../../src/pbx/commands.js'
-import type { FsEvent } from '../../src/pbx/types.js'
+import type { EslCommand, FsEvent } from '../../src/pbx/types.js'
 import { silentLogger } from '../../src/util/logger.js'
 import { startMiniEsl, type MiniEsl } from './mini-esl.js'
 
@@ -18,9 +18,18 @@ const cmd = (r: ReturnType<typeof commands.status>) => {
   return r.value
 }
 
-async function setup(t: Test, password = 'ClueCon'): Promise<{ esl: MiniEsl; pbx: PbxConnection }> {
+const PROBE = 'event json BACKGROUND_JOB'
+
+async function setup(t: Test, password = 'ClueCon', idleProbeMs = 50): Promise<{ esl: MiniEsl; pbx: PbxConnection }> {
   const esl = await startMiniEsl()
-  const pbx = connectPbx({ host: '127.0.0.1', port: esl.port, password, logger: silentLogger(), commandTimeoutMs: 1000, probeIntervalMs: 50, probeTimeoutMs: 400 })
+  const pbx = connectPbx({
+    host: '127.0.0.1',
+    port: esl.port,
+    password,
+    logger: silentLogger(),
+    commandTimeoutMs: 1000,
+    health: { idleProbeMs, quietAfterMs: 400 },
+  })
   t.teardown(async () => {
     await pbx.close()
     await esl.close()
@@ -37,7 +46,7 @@ t.test('connects, authenticates, subscribes, reports up once per connection', as
   for (const name of SUBSCRIBED_EVENTS) t.ok(esl.received.includes(`event json ${name}`), `subscribed to ${name}`)
   await new Promise((r) => setTimeout(r, 200))
   t.equal(connected, 1, 'onConnected once, not per probe')
-  t.ok(esl.received.filter((l) => l === 'bgapi status').length >= 2, 'probes keep going')
+  t.ok(esl.received.filter((l) => l === PROBE).length >= 3, 'an idle link is probed')
 })
 
 t.test('events arrive as header maps; bgapi and submit give the job body', async (t) => {
@@ -79,22 +88,6 @@ t.test('drop and reconnect: down, then up again with a resync signal; lost jobs 
   t.equal(pbx.stats().connections, 2)
 })
 
-t.test('while FreeSWITCH does not answer: down, and commands are refused at once, not queued', async (t) => {
-  const { esl, pbx } = await setup(t)
-  await waitFor('link up', () => pbx.isConnected())
-  esl.stall = () => true
-  await waitFor('link down', () => !pbx.isConnected())
-  const before = esl.received.length
-  const r = await pbx.bgapi(cmd(commands.status()))
-  t.same(r, { ok: false, error: { kind: 'disconnected' } })
-  const s = await pbx.submit(cmd(commands.status()), { resultTimeoutMs: 100 })
-  t.equal(s.ok, false)
-  t.equal(esl.received.length, before, 'nothing sent')
-  esl.stall = () => false
-  esl.dropAll()
-  await waitFor('link up again', () => pbx.isConnected())
-})
-
 t.test('a wrong password never counts as connected', async (t) => {
   const { esl, pbx } = await setup(t, 'WrongPass')
   await waitFor('an auth attempt', () => esl.received.includes('auth WrongPass'))
@@ -113,4 +106,100 @@ t.test('execute(): sendmsg execute, resolved by CHANNEL_EXECUTE_COMPLETE', async
   t.ok(esl.received.includes(`sendmsg ${uuid}`))
   const bad = await pbx.execute('not-a-uuid', app.value)
   t.equal(bad.ok, false)
+})
+
+t.test('frozen (SIGSTOP): quiet within quietAfterMs; queued commands withdrawn and never written; the written one is unconfirmed, not refused', async (t) => {
+  const { esl, pbx } = await setup(t, 'ClueCon', 60_000)
+  await waitFor('link up', () => pbx.isConnected())
+  await new Promise((r) => setTimeout(r, 50))
+  esl.freeze()
+  const frozenAt = Date.now()
+  const written = pbx.submit(cmd(commands.sofiaContact('first', 'example.test')), { acceptTimeoutMs: 1500, resultTimeoutMs: 5000 })
+  const queued = [pbx.submit(cmd(commands.sofiaContact('second', 'example.test')), { resultTimeoutMs: 5000 }), pbx.bgapi(cmd(commands.sofiaContact('third', 'example.test')))]
+  await waitFor('link quiet', () => !pbx.isConnected())
+  const tookMs = Date.now() - frozenAt
+  t.ok(tookMs < 1000, `seen within 1 s (${tookMs} ms)`)
+  t.equal(pbx.stats().state, 'quiet')
+  const [second, third] = await Promise.all(queued)
+  t.same(second, { ok: false, error: { kind: 'disconnected' } }, 'queued: refused at once')
+  t.same(third, { ok: false, error: { kind: 'disconnected' } })
+  t.same(await pbx.submit(cmd(commands.status()), { resultTimeoutMs: 100 }), { ok: false, error: { kind: 'disconnected' } }, 'new commands refused at once')
+  const first = await written
+  t.ok(first.ok && first.value.unconfirmed === true, 'written before the freeze: placed (unconfirmed), never an error')
+  esl.thaw()
+  await waitFor('link up again', () => pbx.isConnected())
+  await new Promise((r) => setTimeout(r, 200))
+  const contacts = esl.received.filter((l) => l.startsWith('bgapi sofia_contact'))
+  t.same(contacts, ['bgapi sofia_contact */first@example.test'], 'the withdrawn commands never reached FreeSWITCH')
+  t.equal(pbx.stats().withdrawn, 2)
+})
+
+t.test('shutdown notice: the SHUTDOWN event stops the commands at once; back after the reconnection', async (t) => {
+  const { esl, pbx } = await setup(t)
+  let connected = 0
+  pbx.onConnected(() => connected++)
+  await waitFor('link up', () => pbx.isConnected())
+  esl.shutdown(400)
+  const at = Date.now()
+  await waitFor('down at the SHUTDOWN event', () => !pbx.isConnected(), 300)
+  t.ok(Date.now() - at < 300, 'before the disconnect notice')
+  t.equal(pbx.stats().state, 'shutting_down')
+  t.same(await pbx.bgapi(cmd(commands.status())), { ok: false, error: { kind: 'disconnected' } })
+  await waitFor('reconnected', () => connected === 2 && pbx.isConnected())
+})
+
+t.test('a disconnect notice alone also stops the commands', async (t) => {
+  const { esl, pbx } = await setup(t)
+  await waitFor('link up', () => pbx.isConnected())
+  esl.sendNotice()
+  await waitFor('down', () => !pbx.isConnected(), 500)
+  t.equal(pbx.stats().state, 'shutting_down', 'the socket is still open, and unusable')
+  t.equal(esl.connections(), 1)
+})
+
+t.test('FreeSWITCH killed: down the moment the socket closes', async (t) => {
+  const esl = await startMiniEsl()
+  const pbx = connectPbx({ host: '127.0.0.1', port: esl.port, password: 'ClueCon', logger: silentLogger(), commandTimeoutMs: 1000 })
+  t.teardown(() => pbx.close())
+  await waitFor('link up', () => pbx.isConnected())
+  await esl.close()
+  const at = Date.now()
+  await waitFor('down', () => !pbx.isConnected(), 500)
+  t.ok(Date.now() - at < 200, `down in ${Date.now() - at} ms`)
+})
+
+t.test('a command written when the socket drops is never written again on the next socket', async (t) => {
+  const { esl, pbx } = await setup(t, 'ClueCon', 60_000)
+  await waitFor('link up', () => pbx.isConnected())
+  esl.stall = (c) => c.startsWith('originate')
+  // A stand-in originate: the mini server never answers it (only the command's first word matters here).
+  const originate = 'originate sofia/internal/x &park()' as EslCommand
+  const placed = pbx.submit(originate, { resultTimeoutMs: 5000 })
+  await waitFor('written', () => esl.received.some((l) => l.startsWith('bgapi originate')))
+  esl.dropAll()
+  const r = await placed
+  t.ok(r.ok && r.value.unconfirmed === true, 'unconfirmed: it may have run')
+  if (r.ok) t.same(await r.value.result, { ok: false, error: { kind: 'disconnected' } }, 'its job result is lost')
+  await waitFor('reconnected', () => pbx.isConnected())
+  await new Promise((r) => setTimeout(r, 200))
+  t.equal(esl.received.filter((l) => l.startsWith('bgapi originate')).length, 1, 'written once')
+})
+
+t.test('the daemon blocked (event-loop lag) never declares a live link dead', async (t) => {
+  const { pbx } = await setup(t)
+  await waitFor('link up', () => pbx.isConnected())
+  let downSeen = false
+  const sampler = setInterval(() => {
+    if (!pbx.isConnected()) downSeen = true
+  }, 5)
+  t.teardown(() => clearInterval(sampler))
+  for (let i = 0; i < 3; i++) {
+    const until = Date.now() + 1200 // longer than quietAfterMs, with probes outstanding
+    while (Date.now() < until) {
+      // busy: the event loop is blocked
+    }
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  t.equal(downSeen, false)
+  t.equal(pbx.stats().withdrawn, 0)
 })

@@ -15,6 +15,17 @@ export interface MiniEsl {
   jobBody: (command: string) => string | undefined | Promise<string | undefined>
   /** Do not answer commands matching this (simulates a stalled FreeSWITCH). */
   stall: (command: string) => boolean
+  /** Reads nothing and writes nothing until thaw(), as a FreeSWITCH under SIGSTOP. */
+  freeze(): void
+  /** Resumes: what arrived meanwhile is read and answered, in order. */
+  thaw(): void
+  /**
+   * What FreeSWITCH 1.10.12 sends on `fsctl shutdown` (test/fixtures/freeswitch/esl/26-fsctl-shutdown.txt):
+   * the SHUTDOWN event, then (after `noticeAfterMs`) the disconnect notice, and it closes.
+   */
+  shutdown(noticeAfterMs: number): void
+  /** The disconnect notice alone, the socket left open. */
+  sendNotice(): void
   sendEvent(headers: Record<string, string>): void
   dropAll(): void
   connections(): number
@@ -30,13 +41,41 @@ export async function startMiniEsl(password = 'ClueCon'): Promise<MiniEsl> {
   const sockets = new Set<Socket>()
   const authed = new Set<Socket>()
   let total = 0
+  let frozen = false
+  const onThaw: Array<() => void> = []
+  /** Writes now, or once thawed. */
+  const write = (socket: Socket, text: string) => {
+    if (frozen) onThaw.push(() => write(socket, text))
+    else if (!socket.destroyed) socket.write(text)
+  }
   const esl: MiniEsl = {
     port: 0,
     received: [],
     jobBody: () => '+OK\n',
     stall: () => false,
+    freeze() {
+      frozen = true
+    },
+    thaw() {
+      frozen = false
+      for (const f of onThaw.splice(0)) f()
+    },
+    shutdown(noticeAfterMs) {
+      esl.sendEvent({ 'Event-Name': 'SHUTDOWN', 'Event-Calling-File': 'switch_core.c', 'Event-Calling-Function': 'switch_core_destroy', 'Event-Info': 'System Shutting Down' })
+      setTimeout(() => {
+        const notice = 'The system is being shut down.\n'
+        for (const s of sockets) {
+          s.write(`Content-Type: text/disconnect-notice\nContent-Length: ${Buffer.byteLength(notice)}\n\n${notice}`)
+          s.end()
+        }
+      }, noticeAfterMs)
+    },
+    sendNotice() {
+      const notice = 'The system is being shut down.\n'
+      for (const s of authed) write(s, `Content-Type: text/disconnect-notice\nContent-Length: ${Buffer.byteLength(notice)}\n\n${notice}`)
+    },
     sendEvent(headers) {
-      for (const s of authed) s.write(frameEvent(headers))
+      for (const s of authed) write(s, frameEvent(headers))
     },
     dropAll() {
       for (const s of sockets) s.destroy()
@@ -59,7 +98,11 @@ export async function startMiniEsl(password = 'ClueCon'): Promise<MiniEsl> {
     socket.on('error', () => {})
     socket.write('Content-Type: auth/request\n\n')
     let buf = ''
-    socket.on('data', (chunk) => {
+    const onData = (chunk: Buffer) => {
+      if (frozen) {
+        onThaw.push(() => onData(chunk))
+        return
+      }
       buf += chunk.toString('utf8')
       for (;;) {
         const end = buf.indexOf('\n\n')
@@ -78,7 +121,7 @@ export async function startMiniEsl(password = 'ClueCon'): Promise<MiniEsl> {
           buf = buf.slice(length)
         }
         esl.received.push(line)
-        const reply = (text: string, extra = '') => socket.write(`Content-Type: command/reply\nReply-Text: ${text}\n${extra}\n`)
+        const reply = (text: string, extra = '') => write(socket, `Content-Type: command/reply\nReply-Text: ${text}\n${extra}\n`)
         if (line.startsWith('auth ')) {
           if (line.slice(5) === password) {
             authed.add(socket)
@@ -90,6 +133,7 @@ export async function startMiniEsl(password = 'ClueCon'): Promise<MiniEsl> {
         } else if (!authed.has(socket)) {
           reply('-ERR command not found')
         } else if (line.startsWith('event json')) {
+          if (esl.stall(line)) continue
           reply('+OK event listener enabled json')
         } else if (line.startsWith('bgapi ')) {
           const command = line.slice(6)
@@ -98,7 +142,8 @@ export async function startMiniEsl(password = 'ClueCon'): Promise<MiniEsl> {
           reply(`+OK Job-UUID: ${job}`, `Job-UUID: ${job}\n`)
           void Promise.resolve(esl.jobBody(command)).then((body) => {
             if (body === undefined || socket.destroyed) return
-            socket.write(
+            write(
+              socket,
               frameEvent({ 'Event-Name': 'BACKGROUND_JOB', 'Job-UUID': job, 'Job-Command': command.split(' ')[0] ?? '', 'Content-Length': String(Buffer.byteLength(body)), _body: body }),
             )
           })
@@ -107,12 +152,13 @@ export async function startMiniEsl(password = 'ClueCon'): Promise<MiniEsl> {
           const uuid = line.slice(8)
           const app = headers.get('execute-app-name') ?? ''
           const eventUuid = headers.get('event-uuid') ?? ''
-          socket.write(frameEvent({ 'Event-Name': 'CHANNEL_EXECUTE_COMPLETE', 'Unique-ID': uuid, Application: app, 'Application-UUID': eventUuid, 'Application-Response': '_none_' }))
+          write(socket, frameEvent({ 'Event-Name': 'CHANNEL_EXECUTE_COMPLETE', 'Unique-ID': uuid, Application: app, 'Application-UUID': eventUuid, 'Application-Response': '_none_' }))
         } else {
           reply('-ERR command not found')
         }
       }
-    })
+    }
+    socket.on('data', onData)
   })
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()))
   ;(esl as { port: number }).port = (server.address() as AddressInfo).port

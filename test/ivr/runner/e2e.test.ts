@@ -122,7 +122,7 @@ async function setup(t: Test): Promise<E2e> {
     xmlCurl: { url: `http://127.0.0.1:${xmlPort}/freeswitch/xml_curl`, username: 'freeswitch', password: 'xml-curl-secret' },
   })
   const port = await sim.listen(0)
-  const pbx = connectPbx({ host: '127.0.0.1', port, password: 'ClueCon', logger: silentLogger(), commandTimeoutMs: 2000, probeIntervalMs: 50, probeTimeoutMs: 300 })
+  const pbx = connectPbx({ host: '127.0.0.1', port, password: 'ClueCon', logger: silentLogger(), commandTimeoutMs: 2000 })
   const allow = parseCidrList(['127.0.0.0/8'])
   if (!allow.ok) throw new Error(allow.error)
   const fetcher = createFetcher({ allow: allow.value, logger: silentLogger(), accept: acceptIvrDocument })
