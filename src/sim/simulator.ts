@@ -77,9 +77,15 @@ export class Simulator {
     return this.esl.listen(port, host)
   }
 
-  /** Hangs up everything, closes sockets and timers. */
+  /**
+   * Shuts down as FreeSWITCH does (test/fixtures/freeswitch/esl/26-fsctl-shutdown.txt): the
+   * SHUTDOWN event first, then every channel hung up (SYSTEM_SHUTDOWN), then the shutdown
+   * notice on every event socket and the close; timers stop.
+   */
   async close(): Promise<void> {
+    this.core.bus.fire('SHUTDOWN', [['Event-Info', 'System Shutting Down']])
     await this.core.close()
+    this.esl.shutDownConnections()
     await this.esl.close()
   }
 

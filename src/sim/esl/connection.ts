@@ -21,7 +21,7 @@ import type { Logger } from '../../util/logger.js'
 import type { Switch } from '../core/switch.js'
 import type { SimEvent } from '../model/events.js'
 import { api, bgapi, sendmsg } from './commands.js'
-import { AUTH_REQUEST, DISCONNECT_NOTICE, commandReply, formatted } from './format.js'
+import { AUTH_REQUEST, DISCONNECT_NOTICE, SHUTDOWN_NOTICE, commandReply, formatted } from './format.js'
 import { CommandReader, type Command } from './framing.js'
 import { EventSubscription } from './subscription.js'
 
@@ -89,10 +89,15 @@ export class EslConnection {
   }
 
   /** Sends the disconnect notice and closes (FIN), as after `exit` and a wrong password. */
-  private hangUp(): void {
-    this.writeNow(DISCONNECT_NOTICE)
+  private hangUp(notice = DISCONNECT_NOTICE): void {
+    this.writeNow(notice)
     this.gone()
     this.socket.end()
+  }
+
+  /** The switch is shutting down: the shutdown notice, then FIN (esl/26-fsctl-shutdown.txt). */
+  shutDown(): void {
+    this.hangUp(SHUTDOWN_NOTICE)
   }
 
   // ------------------------------------------------------------ reading

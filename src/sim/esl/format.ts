@@ -14,6 +14,10 @@ export const AUTH_REQUEST = 'Content-Type: auth/request\n\n'
 export const DISCONNECT_TEXT = 'Disconnected, goodbye.\nSee you at ClueCon! http://www.cluecon.com/\n'
 export const DISCONNECT_NOTICE = `Content-Type: text/disconnect-notice\nContent-Length: ${Buffer.byteLength(DISCONNECT_TEXT)}\n\n${DISCONNECT_TEXT}`
 
+/** The 31-byte notice of a shutting-down switch, before it closes every socket (esl/26-fsctl-shutdown.txt). */
+export const SHUTDOWN_TEXT = 'The system is being shut down.\n'
+export const SHUTDOWN_NOTICE = `Content-Type: text/disconnect-notice\nContent-Length: ${Buffer.byteLength(SHUTDOWN_TEXT)}\n\n${SHUTDOWN_TEXT}`
+
 /** `Content-Type: command/reply` with Reply-Text and optional extra headers (bgapi adds Job-UUID). */
 export function commandReply(text: string, extra: ReadonlyArray<readonly [string, string]> = []): string {
   let out = `Content-Type: command/reply\nReply-Text: ${text}\n`

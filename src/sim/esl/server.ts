@@ -34,6 +34,11 @@ export class EslServer {
     for (const c of [...this.conns]) c.destroy()
   }
 
+  /** Every socket gets the shutdown notice and is closed (FIN), as a shutting-down FreeSWITCH does. */
+  shutDownConnections(): void {
+    for (const c of [...this.conns]) c.shutDown()
+  }
+
   async close(): Promise<void> {
     this.dropConnections()
     const server = this.server

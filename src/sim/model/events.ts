@@ -18,7 +18,7 @@ export interface SimEvent {
 }
 
 /**
- * Where FreeSWITCH fires each event (Event-Calling-*), as seen in the sessions 06, 09, 18 and 19
+ * Where FreeSWITCH fires each event (Event-Calling-*), as seen in the sessions 06, 09, 18, 19 and 26
  * in test/fixtures/freeswitch/esl/ or, where no capture shows the event, from the v1.10.12 source.
  */
 const CALLING: Readonly<Record<string, readonly [string, string, string]>> = {
@@ -39,6 +39,7 @@ const CALLING: Readonly<Record<string, readonly [string, string, string]>> = {
   CHANNEL_CALLSTATE: ['switch_channel.c', 'switch_channel_perform_set_callstate', '301'],
   BACKGROUND_JOB: ['mod_event_socket.c', 'api_exec', '1572'],
   DTMF: ['switch_channel.c', 'switch_channel_queue_dtmf', '677'],
+  SHUTDOWN: ['switch_core.c', 'switch_core_destroy', '3023'],
 }
 
 export interface SwitchIdentity {
