@@ -13,6 +13,7 @@ import { connectPbx } from './pbx/connection.js'
 import { createChannelModel } from './channels/index.js'
 import { createEngine } from './origination/engine.js'
 import { CallbackDispatcher } from './callbacks/dispatcher.js'
+import { journalDirOf, openJournal } from './journal/index.js'
 import { xmlCurlRouter } from './xmlcurl/router.js'
 import { createCti } from './cti/index.js'
 import { Simulator } from './sim/index.js'
@@ -65,6 +66,15 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
   const cfg = store.current().config.daemon
   const logger = opts.logger ?? createLogger(cfg.log.level)
   const runtime = () => store.current()
+  // Accepted requests and their results, durable across crashes (docs/callbacks.md "Durability").
+  // Opened first: a folder that cannot be used stops the start before anything listens.
+  const journaled = await openJournal({
+    dir: journalDirOf(opts.configFile, cfg.journal.dir),
+    enabled: cfg.journal.enabled,
+    logger: logger.child({ part: 'journal' }),
+  })
+  if (!journaled.ok) return err([`journal: ${journaled.error}`])
+  const journal = journaled.value
 
   const server = createServer()
   // The HTTP port must be known before the simulator starts: it fetches dialplans from us.
@@ -108,6 +118,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
   const callbacks = new CallbackDispatcher({
     settings: () => store.current().config.daemon.callbacks,
     secretFor: (domain) => store.current().directory.domain(domain)?.config.callback_secret,
+    journal,
     logger: logger.child({ part: 'callbacks' }),
   })
   await callbacks.start()
@@ -124,6 +135,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
     // Under a sped-up simulator the engine's own timers (hunt budget, watchdog) must follow.
     ...(simulator !== undefined ? { timeScale: opts.simulatorTimeScale ?? 1 } : {}),
   })
+  // A request without callback_url is over once its outcome is known (with one, its result record ends it).
+  engine.onOutcome((o) => void journal.ended(o.requestId))
 
   // fetch_allow was validated when the configuration loaded; a later reload needs a restart here.
   const allow = parseCidrList(cfg.ivr.fetch_allow)
@@ -139,6 +152,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
     runtime,
     engine: registeringIvrSources(engine, ivr),
     health: pbx,
+    journal,
     logger: logger.child({ part: 'api' }),
     routers: [xmlCurlRouter({ runtime, logger: logger.child({ part: 'xml_curl' }), ivr }), cti.router],
   })
@@ -159,6 +173,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
       await ivr.close()
       const flushed = await callbacks.shutdown(10_000)
       logger.info(flushed, 'callbacks flushed')
+      await journal.close()
       await pbx.close()
       await simulator?.close()
       server.closeAllConnections()

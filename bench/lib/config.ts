@@ -44,7 +44,7 @@ export function writeBenchConfig(o: BenchConfigOptions): BenchConfig {
     freeswitch: { mode: 'freeswitch', host: '127.0.0.1', port: o.eslPort, password: ESL_PASSWORD, sip_profile: 'internal', command_timeout_ms: 10000 },
     xml_curl: XML_CURL,
     directory: 'domains',
-    callbacks: { timeout_ms: 5000, max_attempts: 3, backoff_initial_ms: 100, backoff_max_ms: 1000, concurrency_per_domain: 8 },
+    callbacks: { timeout_ms: 5000, backoff_initial_ms: 100, backoff_max_ms: 1000, concurrency_per_domain: 8 },
     hunt: { concurrency_per_domain: 1000 },
     log: { level: o.logLevel ?? 'info' },
   }

@@ -4,11 +4,16 @@
  * with the same concurrency, body and headers.
  */
 import { randomUUID } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { pino } from 'pino'
 import type * as DispatcherModule from '../../src/callbacks/dispatcher.js'
+import type * as JournalModule from '../../src/journal/index.js'
 import { ready, serve, str, wallMs } from './rpc.js'
 
 const { CallbackDispatcher } = (await import(`${str('codRoot')}/callbacks/dispatcher.js`)) as typeof DispatcherModule
+const { openJournal } = (await import(`${str('codRoot')}/journal/index.js`)) as typeof JournalModule
 
 const SECRET = 'bench-signing-secret-0123'
 
@@ -35,9 +40,15 @@ serve({
     const concurrency = Number(m.concurrency)
     // The daemon logs every delivery at info: written like in production (here to /dev/null).
     const logger = pino({ level: 'info', base: { svc: 'cod' } })
+    // The real journal, as in production: every result is fsynced (group commit) before its first attempt.
+    const dir = mkdtempSync(join(tmpdir(), 'cod-bench-journal-'))
+    const opened = await openJournal({ dir, logger })
+    if (!opened.ok) throw new Error(opened.error)
+    const journal = opened.value
     const d = new CallbackDispatcher({
-      settings: () => ({ timeout_ms: 5000, max_attempts: 3, backoff_initial_ms: 100, backoff_max_ms: 1000, concurrency_per_domain: concurrency }),
+      settings: () => ({ timeout_ms: 5000, give_up_after_ms: 86_400_000, backoff_initial_ms: 100, backoff_max_ms: 1000, concurrency_per_domain: concurrency }),
       secretFor: () => SECRET,
+      journal,
       logger,
     })
     await d.start()
@@ -50,6 +61,8 @@ serve({
     })
     const stats = d.stats()
     await d.shutdown(1000)
+    await journal.close()
+    rmSync(dir, { recursive: true, force: true })
     return { ...run, delivered: stats.delivered, failed: stats.failed }
   },
   bare: async (m) => {

@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto'
 import Koa, { type Context } from 'koa'
 import Router from '@koa/router'
 import type { Runtime } from '../runtime/store.js'
+import type { Journal } from '../journal/types.js'
 import type { OriginationEngine, Operation } from '../origination/plan.js'
 import type { PbxHealth } from '../pbx/types.js'
 import type { Logger } from '../util/logger.js'
@@ -27,6 +28,8 @@ export interface AppDeps {
   engine: OriginationEngine
   health: PbxHealth
   logger: Logger
+  /** Accepted requests are durable here before their 200 (docs/callbacks.md "Durability"); absent only in API-alone tests. */
+  journal?: Pick<Journal, 'accepted'>
   /** Extra routers mounted as they are (xml_curl, CTI tickets...), outside the API auth. */
   routers?: Router[]
   newRequestId?: () => string
@@ -127,6 +130,16 @@ export function createApp(deps: AppDeps): Koa {
       if (!plan.ok) return fail(ctx, plan.error)
       const accepted = await deps.engine.originate(plan.value)
       if (!accepted.ok) return fail(ctx, apiErrorOfRefusal(accepted.error))
+      // The call is placed: durable before the 200 (group commit), so that a crash cannot lose it.
+      const p = plan.value
+      await deps.journal?.accepted({
+        requestId: p.requestId,
+        domain: p.domain,
+        operation,
+        uuids: accepted.value.uuids,
+        ...(p.callbackUrl !== undefined ? { callbackUrl: p.callbackUrl } : {}),
+        answerDeadlineAt: Date.now() + p.answerTimeoutSec * 1000,
+      })
       info.uuids = accepted.value.uuids.length
       ctx.status = 200
       ctx.body = { result_code: 0, uuids: [...accepted.value.uuids] }

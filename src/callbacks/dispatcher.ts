@@ -1,32 +1,35 @@
 /**
- * Delivery of result callbacks (docs/design.md "Result callbacks"; docs/callbacks.md): the part
- * that ties the others together and keeps every delivery's state.
+ * Delivery of result callbacks (docs/design.md "Result callbacks"; docs/callbacks.md): the part that
+ * ties the others together and keeps every delivery's state.
  *
  * One delivery per final result: a delivery id (UUID) and the body bytes are fixed when the
- * engine hands the result over, and every attempt re-sends exactly those, so a receiver can
- * drop duplicates and verify the signature over the bytes it got.
+ * engine hands the result over, written to the journal (src/journal/), and only once that record
+ * is durable is the first attempt made. Every attempt re-sends exactly those bytes under that id,
+ * also after a crash or a restart (start() delivers what the journal still holds), so a receiver
+ * can drop duplicates and verify the signature over the bytes it got. At least once, never lost.
+ *
+ * Retries go by time (schedule.ts): exponential backoff with jitter, capped, for
+ * give_up_after_ms (24 h by default); each failed attempt's schedule is journaled, so a restart
+ * continues it. A result that still fails then, or is refused for good (4xx, 3xx), becomes a
+ * dead letter: logged at error level with its body, kept in the journal, listed by
+ * listDeadLetters() and sent again by redeliver().
  *
  * Isolation: each domain has its own queue (domain-queues.ts), so a slow or dead receiver only
- * ever occupies its own domain's slots. A delivery waiting for its retry holds no slot at all:
- * the attempt (attempt.ts) ends, a timer waits out the backoff (schedule.ts), and the delivery
- * is queued again.
- *
- * Nothing is dropped silently: a result is delivered, or logged at error level with its full
- * body (final failure), or written to the spool file at shutdown (or logged in full when
- * there is no spool file), and the spool is delivered at the next start (spool-keeper.ts).
+ * ever occupies its own domain's slots. A delivery waiting for its retry holds no slot at all.
  */
 import { randomUUID } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
+import type { DeadLetter, Journal, PendingResult, ResultRecord } from '../journal/types.js'
 import type { Logger } from '../util/logger.js'
+import { err, ok, type Result } from '../util/result.js'
 import { attemptDelivery, DEFAULT_USER_AGENT } from './attempt.js'
 import { callbackBody } from './body.js'
-import { logFields, newDelivery, spoolEntryOf, type Delivery } from './delivery.js'
+import { logFields, newDelivery, type Delivery } from './delivery.js'
 import { DomainQueues } from './domain-queues.js'
 import { FinalResults } from './final-results.js'
 import { describeError, parseTarget, type AttemptOutcome } from './policy.js'
 import { nextRetryStep } from './schedule.js'
-import type { SpoolEntry } from './spool.js'
-import { SpoolKeeper } from './spool-keeper.js'
+import { importSpool } from './spool-import.js'
 import type { CallbackSettings, CallbackSink, CallResult } from './types.js'
 
 export type { CallbackSettings, CallbackSink, CallResult } from './types.js'
@@ -37,8 +40,10 @@ export interface CallbackDispatcherOptions {
   settings: () => CallbackSettings
   /** The domain's callback_secret; undefined: requests are not signed. */
   secretFor: (domain: string) => string | undefined
+  /** Where every result is durable before its first attempt (src/journal/). */
+  journal: Journal
   logger: Logger
-  /** Wall clock (ms): signature timestamps, Retry-After dates. */
+  /** Wall clock (ms): signature timestamps, Retry-After dates, give-up times. */
   now?: () => number
   /** Jitter source in [0, 1). */
   random?: () => number
@@ -50,10 +55,12 @@ export interface CallbackStats {
   pending: number
   inFlight: number
   delivered: number
-  /** Given up (final failure logged with the body). */
+  /** Made dead letters since start (given up, or refused for good by the receiver). */
   failed: number
-  /** Written to the spool file (or logged in full) at shutdown. */
+  /** Left pending in the journal at shutdown: delivered at the next start. */
   spooled: number
+  /** Dead letters in the journal now. */
+  deadLetters: number
 }
 
 /** Where the dispatcher is in its life; it only moves forward. */
@@ -61,10 +68,8 @@ type Phase =
   | { readonly kind: 'running' }
   /** shutdown() began: attempts go on until the deadline (monotonic ms). */
   | { readonly kind: 'closing'; readonly deadlineAt: number }
-  /** The deadline passed: no more attempts; everything left goes to the spool. */
+  /** The deadline passed: no more attempts; what is left stays pending in the journal. */
   | { readonly kind: 'closed' }
-  /** The spool was written: later results are appended one by one. */
-  | { readonly kind: 'flushed' }
 
 /** The request id goes into a header: anything else is percent-encoded. */
 const HEADER_SAFE = /^[\x21-\x7e]{1,200}$/
@@ -74,6 +79,7 @@ const mono = (): number => performance.now()
 export class CallbackDispatcher implements CallbackSink {
   private readonly settings: () => CallbackSettings
   private readonly secretFor: (domain: string) => string | undefined
+  private readonly journal: Journal
   private readonly logger: Logger
   private readonly now: () => number
   private readonly random: () => number
@@ -82,13 +88,12 @@ export class CallbackDispatcher implements CallbackSink {
   private readonly active = new Map<string, Delivery>()
   private readonly queues = new DomainQueues()
   private readonly finals = new FinalResults()
-  private readonly spool: SpoolKeeper
+  /** Results handed over whose journal record is not durable yet. */
+  private journaling = 0
   private idleWaiters: Array<() => void> = []
   /** Aborts in-flight attempts at the shutdown deadline. */
   private readonly abort = new AbortController()
-  /** Taken at or during shutdown, written once the in-flight attempts ended. */
-  private readonly spoolLater: SpoolEntry[] = []
-  private readonly counts = { delivered: 0, failed: 0 }
+  private readonly counts = { delivered: 0, failed: 0, left: 0 }
 
   private started = false
   private phase: Phase = { kind: 'running' }
@@ -97,14 +102,14 @@ export class CallbackDispatcher implements CallbackSink {
   constructor(opts: CallbackDispatcherOptions) {
     this.settings = opts.settings
     this.secretFor = opts.secretFor
+    this.journal = opts.journal
     this.logger = opts.logger
     this.now = opts.now ?? Date.now
     this.random = opts.random ?? Math.random
     this.userAgent = opts.userAgent ?? DEFAULT_USER_AGENT
-    this.spool = new SpoolKeeper({ spoolFile: () => this.settings().spool_file, logger: this.logger })
   }
 
-  /** Never blocks the caller and never throws: the result is queued, or logged in full. */
+  /** Never blocks the caller and never throws: the result is journaled then tried, or logged in full. */
   deliver(domain: string, url: string, result: CallResult, meta: { requestId: string }): void {
     try {
       const body = callbackBody(result)
@@ -112,52 +117,70 @@ export class CallbackDispatcher implements CallbackSink {
         ? meta.requestId
         : encodeURIComponent(meta.requestId).slice(0, 200) || 'unknown'
       if (!this.finals.remember(domain, requestId)) {
-        // docs/design.md "Result callbacks": exactly one final callback per request. A second one
-        // is an engine bug; the receiver must not see two contradicting finals.
+        // docs/design.md "Result callbacks": exactly one final callback per request. A second one is an engine bug;
+        // the receiver must not see two contradicting finals.
         this.logger.error(
           { domain, request_id: requestId, body },
           'second final result for one request: not sent (exactly one callback per request)',
         )
         return
       }
-      this.accept(
-        {
-          v: 1,
-          delivery_id: randomUUID(),
-          domain,
-          url,
-          request_id: requestId,
-          body,
-          attempts: 0,
-          created_at: this.now(),
-        },
-        false,
-      )
+      const record: ResultRecord = { deliveryId: randomUUID(), requestId, domain, url, body, createdAt: this.now() }
+      this.journaling++
+      // Called now (not after an await) so that the record is ordered before anything later.
+      void this.journal.result(record).then(() => {
+        this.journaling--
+        this.accept({ result: record, progress: undefined })
+        this.notifyIfIdle()
+      })
     } catch (e) {
       this.safeLog(() => this.logger.error({ err: e, domain, request_id: meta.requestId, result }, 'callback could not be queued'))
     }
   }
 
-  /** Loads the spool file left by the last shutdown and queues its deliveries. */
+  /**
+   * Queues what the journal still held at open (same delivery ids and bytes; each is due at its
+   * journaled retry time), and moves a spool file left by an older version into the journal.
+   */
   async start(): Promise<void> {
     if (this.started) return
     this.started = true
-    const loaded = await this.spool.load()
-    if (loaded === undefined) return
-    for (const e of loaded.entries) {
-      if (this.active.has(e.delivery_id)) continue
-      this.finals.remember(e.domain, e.request_id)
-      this.accept(e, true)
+    const s = this.settings()
+    if (s.max_attempts !== undefined) this.logger.warn('callbacks.max_attempts is deprecated and ignored: retries go on for callbacks.give_up_after_ms')
+    const pending = [...this.journal.replay().pendingResults]
+    if (s.spool_file !== undefined) {
+      this.logger.warn({ file: s.spool_file }, 'callbacks.spool_file is deprecated: results are kept in the journal; a spool file found there is moved into it')
+      pending.push(...(await importSpool(s.spool_file, this.journal, this.logger, s.give_up_after_ms)))
     }
-    if (loaded.entries.length > 0) this.logger.info({ file: loaded.file, count: loaded.entries.length }, 'spooled callbacks queued')
-    this.spool.releaseIfDone()
+    for (const p of pending) {
+      if (this.active.has(p.result.deliveryId)) continue
+      this.finals.remember(p.result.domain, p.result.requestId)
+      this.accept(p)
+    }
+    if (pending.length > 0) this.logger.info({ count: pending.length }, 'pending callbacks from the journal queued')
+  }
+
+  /** The dead letters in the journal: results given up, with why (for operator tools). */
+  listDeadLetters(): DeadLetter[] {
+    return this.journal.deadLetters()
+  }
+
+  /** Sends a dead letter again (same delivery id and bytes), with a fresh give-up window. */
+  async redeliver(deliveryId: string): Promise<Result<void, string>> {
+    const dead = this.journal.deadLetters().find((d) => d.result.deliveryId === deliveryId)
+    if (dead === undefined) return err(`no dead letter with delivery id ${deliveryId}`)
+    if (this.phase.kind !== 'running') return err('the callback dispatcher is stopping')
+    const giveUpAt = this.now() + this.settings().give_up_after_ms
+    await this.journal.revived(deliveryId, giveUpAt)
+    this.logger.info({ delivery_id: deliveryId, request_id: dead.result.requestId }, 'dead letter sent again')
+    this.accept({ result: dead.result, progress: { attempts: dead.attempts, nextAttemptAt: 0, giveUpAt } })
+    return ok(undefined)
   }
 
   /**
-   * Graceful stop: attempts go on for at most `deadlineMs` (a duration); then in-flight
-   * attempts are aborted and every undelivered result is written to the spool file, or
-   * logged at error level with its body when there is none (or it cannot be written).
-   * `delivered` counts deliveries completed during the shutdown.
+   * Graceful stop: attempts go on for at most `deadlineMs` (a duration); then in-flight attempts
+   * are aborted, and whatever is not delivered stays pending in the journal for the next start.
+   * `delivered` counts deliveries completed during the shutdown; `spooled` those left pending.
    */
   shutdown(deadlineMs: number): Promise<{ delivered: number; spooled: number }> {
     this.shutdownResult ??= this.runShutdown(deadlineMs)
@@ -165,90 +188,88 @@ export class CallbackDispatcher implements CallbackSink {
   }
 
   stats(): CallbackStats {
-    let pending = 0
+    let pending = this.journaling
     let inFlight = 0
     for (const d of this.active.values()) {
       if (d.state === 'inflight') inFlight++
       else pending++
     }
-    return { pending, inFlight, ...this.counts, spooled: this.spool.spooled }
+    const { delivered, failed, left } = this.counts
+    return { pending, inFlight, delivered, failed, spooled: left, deadLetters: this.journal.stats().deadLetters }
   }
 
   private async runShutdown(budgetMs: number): Promise<{ delivered: number; spooled: number }> {
-    const deliveredBefore = this.counts.delivered
+    const before = { ...this.counts }
     const budget = Math.max(0, budgetMs)
     const deadlineAt = mono() + budget
     this.phase = { kind: 'closing', deadlineAt }
-    this.spool.beginShutdown()
-    // A retry due after the deadline would only be spooled at the deadline: spool it now,
-    // so that the wait below ends as soon as the rest is done.
+    // A retry due after the deadline would only be left at the deadline: leave it now, so that
+    // the wait below ends as soon as the rest is done.
     for (const d of [...this.active.values()]) {
-      if (d.state === 'waiting' && d.dueAt > deadlineAt) this.toSpool(d)
+      if (d.state === 'waiting' && d.dueAt > deadlineAt) this.leave(d)
     }
     await this.idleOrTimeout(budget)
 
     this.phase = { kind: 'closed' }
     for (const d of [...this.active.values()]) {
-      if (d.state === 'waiting' || d.state === 'queued') this.toSpool(d)
+      if (d.state === 'waiting' || d.state === 'queued') this.leave(d)
     }
     this.queues.clear()
     this.abort.abort()
-    // Aborted attempts end at once and spool themselves (settle() sees the closed phase).
+    // Aborted attempts end at once and are left pending (settle() sees the closed phase).
     await this.whenIdle()
-
-    const taken = this.spoolLater.splice(0)
-    await this.spool.persist(taken)
-    this.phase = { kind: 'flushed' }
-    // Results handed over while the file was being written.
-    const late = this.spoolLater.splice(0)
-    for (const e of late) this.spool.append(e)
-    const spooled = taken.length + late.length
-    this.logger.info({ delivered: this.counts.delivered - deliveredBefore, spooled }, 'callback dispatcher stopped')
-    return { delivered: this.counts.delivered - deliveredBefore, spooled }
+    const delivered = this.counts.delivered - before.delivered
+    const spooled = this.counts.left - before.left
+    this.logger.info({ delivered, left_in_journal: spooled }, 'callback dispatcher stopped')
+    return { delivered, spooled }
   }
 
-  private accept(e: SpoolEntry, fromSpool: boolean): void {
-    const target = parseTarget(e.url)
-    if (!target.ok) {
-      this.counts.failed++
-      this.logger.error(
-        { domain: e.domain, request_id: e.request_id, delivery_id: e.delivery_id, reason: target.error, body: e.body },
-        'callback not delivered: bad callback_url (the result is in this log line)',
-      )
-      return
-    }
-    if (this.phase.kind === 'flushed') return this.spool.append(e)
-    if (this.phase.kind === 'closed') {
-      this.spoolLater.push(e)
-      return
-    }
-    const d = newDelivery(e, target.value, fromSpool)
-    this.active.set(d.id, d)
-    if (fromSpool) this.spool.trackFromSpool()
+  /** Never throws (settings() may): a result that cannot be queued becomes a dead letter, logged in full. */
+  private accept(p: PendingResult): void {
     try {
-      this.enqueue(d)
-    } catch (err) {
-      this.finalFailure(d, `could not be queued: ${describeError(err)}`)
+      this.queue(p)
+    } catch (e) {
+      const d = this.active.get(p.result.deliveryId)
+      if (d !== undefined) this.finish(d)
+      this.deadOnArrival(p.result, p.progress?.attempts ?? 0, `could not be queued: ${describeError(e)}`)
     }
+  }
+
+  private queue(p: PendingResult): void {
+    const rec = p.result
+    const target = parseTarget(rec.url)
+    const attempts = p.progress?.attempts ?? 0
+    if (!target.ok) return this.deadOnArrival(rec, attempts, target.error)
+    // Handed over after the deadline: it is durable in the journal, the next start sends it.
+    if (this.phase.kind === 'closed') {
+      this.counts.left++
+      return
+    }
+    const d = newDelivery(rec, target.value, attempts, p.progress?.giveUpAt ?? rec.createdAt + this.settings().give_up_after_ms)
+    this.active.set(rec.deliveryId, d)
+    const wait = (p.progress?.nextAttemptAt ?? 0) - this.now()
+    if (wait > 0) this.waitForRetry(d, wait)
+    else this.enqueue(d)
   }
 
   private enqueue(d: Delivery): void {
     const concurrency = this.settings().concurrency_per_domain
     d.state = 'queued'
-    this.queues.add(d.domain, concurrency, () => this.attempt(d)).catch((e: unknown) => {
-      this.safeLog(() => this.logger.error({ err: e, delivery_id: d.id }, 'callback queue task failed'))
+    this.queues.add(d.record.domain, concurrency, () => this.attempt(d)).catch((e: unknown) => {
+      this.safeLog(() => this.logger.error({ err: e, delivery_id: d.record.deliveryId }, 'callback queue task failed'))
     })
   }
 
   private async attempt(d: Delivery): Promise<void> {
-    // Taken by shutdown (spooled) while it waited in the queue.
-    if (d.state !== 'queued' || this.active.get(d.id) !== d) return
+    // Left pending by shutdown while it waited in the queue.
+    if (d.state !== 'queued' || this.active.get(d.record.deliveryId) !== d) return
     d.state = 'inflight'
     d.attempts++
+    const r = d.record
     let outcome: AttemptOutcome
     try {
       outcome = await attemptDelivery(
-        { deliveryId: d.id, requestId: d.requestId, attempt: d.attempts, target: d.target, body: d.body, secret: this.secretFor(d.domain) },
+        { deliveryId: r.deliveryId, requestId: r.requestId, attempt: d.attempts, target: d.target, body: r.body, secret: this.secretFor(r.domain) },
         { timeoutMs: this.settings().timeout_ms, signal: this.abort.signal, now: this.now, userAgent: this.userAgent },
       )
     } catch (e) {
@@ -259,7 +280,7 @@ export class CallbackDispatcher implements CallbackSink {
       this.settle(d, outcome)
     } catch (e) {
       // settings() or the logger threw: never leave the delivery half-done.
-      if (d.state === 'inflight') this.finalFailure(d, `internal error: ${describeError(e)}`)
+      if (d.state === 'inflight') this.deadLetter(d, `internal error: ${describeError(e)}`)
     }
   }
 
@@ -267,69 +288,98 @@ export class CallbackDispatcher implements CallbackSink {
     if (outcome.kind === 'delivered') {
       this.finish(d)
       this.counts.delivered++
+      void this.journal.acked(d.record.deliveryId)
       this.logger.info({ ...logFields(d), attempt: d.attempts, status: outcome.status }, 'callback delivered')
       return
     }
-    if (outcome.kind === 'fatal') return this.finalFailure(d, outcome.reason)
-    if (this.phase.kind === 'closed' || this.phase.kind === 'flushed') return this.toSpool(d)
+    if (outcome.kind === 'fatal') return this.deadLetter(d, outcome.reason)
+    // Aborted at the shutdown deadline: it may have reached the receiver; sent again at the next start.
+    if (this.phase.kind === 'closed') return this.leave(d, 0)
     const step = nextRetryStep(
       {
         reason: outcome.reason,
         ...(outcome.retryAfterMs !== undefined ? { retryAfterMs: outcome.retryAfterMs } : {}),
         attempts: d.attempts,
+        now: this.now(),
+        giveUpAt: d.giveUpAt,
         msBeforeDeadline: this.phase.kind === 'closing' ? this.phase.deadlineAt - mono() : undefined,
       },
       this.settings(),
       this.random,
     )
-    if (step.kind === 'give_up') return this.finalFailure(d, step.reason)
-    if (step.kind === 'spool') return this.toSpool(d)
-    this.waitForRetry(d, outcome.reason, step.delayMs)
+    if (step.kind === 'give_up') return this.deadLetter(d, step.reason)
+    this.logger.warn({ ...logFields(d), attempt: d.attempts, reason: outcome.reason, delay_ms: step.delayMs }, 'callback attempt failed; retry scheduled')
+    // The schedule survives a restart; not awaited: lost at a crash, the retry only comes sooner.
+    void this.journal.attempted(d.record.deliveryId, { attempts: d.attempts, nextAttemptAt: this.now() + step.delayMs, giveUpAt: d.giveUpAt })
+    if (step.kind === 'leave') return this.leave(d)
+    this.waitForRetry(d, step.delayMs)
   }
 
-  private waitForRetry(d: Delivery, reason: string, delay: number): void {
-    this.logger.warn({ ...logFields(d), attempt: d.attempts, reason, delay_ms: delay }, 'callback attempt failed; retry scheduled')
+  private waitForRetry(d: Delivery, delay: number): void {
     d.state = 'waiting'
     d.dueAt = mono() + delay
     d.timer = setTimeout(() => {
       d.timer = undefined
-      if (d.state === 'waiting' && this.active.get(d.id) === d) this.enqueue(d)
+      if (d.state === 'waiting' && this.active.get(d.record.deliveryId) === d) this.enqueue(d)
     }, delay)
-    // shutdown() takes over every waiting retry (runs it before the deadline or spools it),
-    // so the timer need not keep the process alive on its own.
+    // shutdown() takes over every waiting retry (runs it before the deadline or leaves it in
+    // the journal), so the timer need not keep the process alive on its own.
     d.timer.unref()
   }
 
-  private finalFailure(d: Delivery, reason: string): void {
+  private deadLetter(d: Delivery, reason: string): void {
     this.finish(d)
+    this.deadOnArrival(d.record, d.attempts, reason)
+  }
+
+  /** Kept in the journal as a dead letter, and logged in full so the result is in the logs too. */
+  private deadOnArrival(rec: ResultRecord, attempts: number, reason: string): void {
     this.counts.failed++
+    void this.journal.deadLetter(rec.deliveryId, reason, attempts)
+    const url = parseTarget(rec.url)
     this.logger.error(
-      { ...logFields(d), attempts: d.attempts, reason, body: d.body },
-      'callback not delivered; giving up (the result is in this log line)',
+      {
+        domain: rec.domain,
+        request_id: rec.requestId,
+        delivery_id: rec.deliveryId,
+        url: url.ok ? url.value.logUrl : '(invalid URL)',
+        attempts,
+        reason,
+        body: rec.body,
+      },
+      'callback not delivered; giving up (the result is in this log line and kept as a dead letter)',
     )
   }
 
-  private toSpool(d: Delivery): void {
+  /** Shutdown: the delivery stays pending in the journal (an aborted attempt: due at once next start). */
+  private leave(d: Delivery, nextAttemptAt?: number): void {
     this.finish(d)
-    this.spoolLater.push(spoolEntryOf(d))
+    this.counts.left++
+    // Also in the log with its body: with the journal switched off (benchmarks) it is the only trace.
+    this.logger.warn({ ...logFields(d), attempts: d.attempts, body: d.record.body }, 'callback left pending in the journal for the next start')
+    if (nextAttemptAt !== undefined) {
+      void this.journal.attempted(d.record.deliveryId, { attempts: d.attempts, nextAttemptAt, giveUpAt: d.giveUpAt })
+    }
   }
 
-  /** Every delivery ends here exactly once (delivered, failed or spooled). */
+  /** Every delivery ends here exactly once (delivered, dead-lettered or left pending). */
   private finish(d: Delivery): void {
     if (d.timer !== undefined) clearTimeout(d.timer)
     d.timer = undefined
     d.state = 'done'
-    this.active.delete(d.id)
-    if (d.fromSpool) this.spool.fromSpoolEnded()
-    if (this.active.size === 0) {
-      const waiters = this.idleWaiters
-      this.idleWaiters = []
-      for (const w of waiters) w()
-    }
+    this.active.delete(d.record.deliveryId)
+    this.notifyIfIdle()
+  }
+
+  private notifyIfIdle(): void {
+    if (this.active.size > 0 || this.journaling > 0) return
+    const waiters = this.idleWaiters
+    this.idleWaiters = []
+    for (const w of waiters) w()
   }
 
   private whenIdle(): Promise<void> {
-    if (this.active.size === 0) return Promise.resolve()
+    if (this.active.size === 0 && this.journaling === 0) return Promise.resolve()
     return new Promise((resolve) => this.idleWaiters.push(resolve))
   }
 

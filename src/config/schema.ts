@@ -169,12 +169,23 @@ export const daemonSchema = z.strictObject({
   callbacks: z
     .strictObject({
       timeout_ms: z.number().int().min(100).max(60000).default(5000),
-      max_attempts: z.number().int().min(1).max(20).default(6),
+      /** Deprecated and ignored (retries go by time: give_up_after_ms); accepted so that older files load. */
+      max_attempts: z.number().int().min(1).max(20).optional(),
       backoff_initial_ms: z.number().int().min(10).max(60000).default(1000),
-      backoff_max_ms: z.number().int().min(10).max(3600000).default(60000),
+      backoff_max_ms: z.number().int().min(10).max(3600000).default(600000),
+      /** Retries go on until this long after the result was handed over; then it is a dead letter. */
+      give_up_after_ms: z.number().int().min(1000).max(30 * 86400000).default(86400000),
       concurrency_per_domain: z.number().int().min(1).max(256).default(8),
-      /** Results not delivered at shutdown are written here and retried at the next start. */
+      /** Deprecated: a spool file an older version left here is moved into the journal at start. */
       spool_file: z.string().min(1).optional(),
+    })
+    .prefault({}),
+  journal: z
+    .strictObject({
+      /** Folder of the result journal; relative to daemon.yaml's folder. Default: `journal` beside it. */
+      dir: z.string().min(1).optional(),
+      /** false only to measure the journal's cost (bench/): a crash then loses pending results. */
+      enabled: z.boolean().default(true),
     })
     .prefault({}),
   hunt: z

@@ -149,9 +149,11 @@ class FileJournal implements Journal {
     })
   }
 
-  ended(requestId: string): Promise<void> {
-    // A request already ended by its result (or never seen open) needs no record of its own.
-    if (this.state.isOpen(requestId) === false) return Promise.resolve()
+  async ended(requestId: string): Promise<void> {
+    // The engine tells its outcome listeners before it hands the result to the callbacks: one
+    // microtask later, a request with a callback has its result record and needs no `ended`.
+    await Promise.resolve()
+    if (this.state.isOpen(requestId) === false) return
     return this.append({ k: 'ended', at: this.now(), requestId })
   }
 

@@ -66,15 +66,18 @@ t.test('a connection refused or an abort is a retry, never a throw', async (t) =
   t.same(await attemptDelivery(request(r.url), { ...context, signal: aborted.signal }), { kind: 'retry', reason: 'aborted' })
 })
 
-t.test('the retry schedule: retry with backoff, give up at max_attempts, spool past the shutdown deadline', async (t) => {
-  const s = fastSettings({ max_attempts: 3, backoff_initial_ms: 100, backoff_max_ms: 1000 })
+t.test('the retry schedule: backoff by time, give up only past give_up_after_ms, left pending past the shutdown deadline', async (t) => {
+  const s = fastSettings({ backoff_initial_ms: 100, backoff_max_ms: 1000 })
   const half = () => 0.5
-  t.same(nextRetryStep({ reason: 'HTTP 503', attempts: 1, msBeforeDeadline: undefined }, s, half), { kind: 'retry', delayMs: 75 })
-  t.same(nextRetryStep({ reason: 'HTTP 503', attempts: 2, retryAfterMs: 500, msBeforeDeadline: undefined }, s, half), { kind: 'retry', delayMs: 500 })
-  t.same(nextRetryStep({ reason: 'HTTP 503', attempts: 3, msBeforeDeadline: undefined }, s, half), {
+  const at = { now: 1_000_000, giveUpAt: 1_000_000 + 86_400_000 }
+  t.same(nextRetryStep({ reason: 'HTTP 503', attempts: 1, ...at, msBeforeDeadline: undefined }, s, half), { kind: 'retry', delayMs: 75 })
+  t.same(nextRetryStep({ reason: 'HTTP 503', attempts: 2, retryAfterMs: 500, ...at, msBeforeDeadline: undefined }, s, half), { kind: 'retry', delayMs: 500 })
+  t.same(nextRetryStep({ reason: 'HTTP 503', attempts: 50, ...at, msBeforeDeadline: undefined }, s, half), { kind: 'retry', delayMs: 750 }, 'no count limit')
+  t.same(nextRetryStep({ reason: 'HTTP 503', attempts: 3, now: at.giveUpAt, giveUpAt: at.giveUpAt, msBeforeDeadline: undefined }, s, half), {
     kind: 'give_up',
-    reason: 'HTTP 503 (attempt 3 of 3)',
+    reason: 'HTTP 503 (still failing after 3 attempts, past the give-up time)',
   })
-  t.same(nextRetryStep({ reason: 'timeout', attempts: 1, msBeforeDeadline: 50 }, s, half), { kind: 'spool' })
-  t.same(nextRetryStep({ reason: 'timeout', attempts: 1, msBeforeDeadline: 80 }, s, half), { kind: 'retry', delayMs: 75 })
+  t.same(nextRetryStep({ reason: 'HTTP 503', attempts: 3, now: at.giveUpAt - 1, giveUpAt: at.giveUpAt, msBeforeDeadline: undefined }, s, half).kind, 'retry', 'not a millisecond early')
+  t.same(nextRetryStep({ reason: 'timeout', attempts: 1, ...at, msBeforeDeadline: 50 }, s, half), { kind: 'leave', delayMs: 75 })
+  t.same(nextRetryStep({ reason: 'timeout', attempts: 1, ...at, msBeforeDeadline: 80 }, s, half), { kind: 'retry', delayMs: 75 })
 })

@@ -3,8 +3,11 @@ import { createHmac, timingSafeEqual } from 'node:crypto'
 import { CallbackDispatcher } from '../../src/callbacks/dispatcher.js'
 import { verifySignature } from '../../src/callbacks/body.js'
 import type { CallResult, CallbackSettings } from '../../src/callbacks/types.js'
+import { nullJournal } from '../../src/journal/index.js'
 import {
+  attemptClock,
   captureLogs,
+  giveUpAfter,
   ERROR,
   fastSettings,
   ok200,
@@ -23,7 +26,8 @@ const SECRET = 'a-signing-secret-of-enough-length'
 
 const make = (settings: CallbackSettings, extra: Partial<ConstructorParameters<typeof CallbackDispatcher>[0]> = {}) => {
   const logs = captureLogs()
-  const d = new CallbackDispatcher({ settings: () => settings, secretFor: () => undefined, logger: logs.logger, ...extra })
+  // The disabled journal: these tests are about attempts; test/callbacks/journal.test.ts about durability.
+  const d = new CallbackDispatcher({ settings: () => settings, secretFor: () => undefined, journal: nullJournal(), logger: logs.logger, ...extra })
   return { d, lines: logs.lines }
 }
 
@@ -46,7 +50,7 @@ t.test('delivered at the first attempt: exact body and headers, no signature wit
   t.not(a?.headers['x-delivery-id'], b?.headers['x-delivery-id'], 'one delivery id per result')
   t.equal(a?.headers['x-delivery-attempt'], '1')
   t.equal(a?.headers['x-signature'], undefined, 'no secret: no signature header')
-  t.same(d.stats(), { pending: 0, inFlight: 0, delivered: 2, failed: 0, spooled: 0 })
+  t.same(d.stats(), { pending: 0, inFlight: 0, delivered: 2, failed: 0, spooled: 0, deadLetters: 0 })
   await d.shutdown(0)
 })
 
@@ -79,7 +83,7 @@ t.test('500, then a reset connection, then 200: one accepted delivery, one deliv
   }
   const r = await receiver(handler)
   t.teardown(r.close)
-  const { d, lines } = make(fastSettings({ max_attempts: 5 }))
+  const { d, lines } = make(fastSettings())
   d.deliver('example.test', r.url, BUSY, { requestId: 'req-9' })
   await until(() => d.stats().delivered === 1, 'delivery')
   await sleep(60) // longer than any backoff here: a wrongly scheduled extra attempt would show
@@ -92,7 +96,7 @@ t.test('500, then a reset connection, then 200: one accepted delivery, one deliv
   )
   t.same(new Set(r.received.map((x) => x.body)).size, 1, 'same body bytes on every attempt')
   t.same(new Set(r.received.map((x) => x.headers['x-request-id'])), new Set(['req-9']))
-  t.same(d.stats(), { pending: 0, inFlight: 0, delivered: 1, failed: 0, spooled: 0 })
+  t.same(d.stats(), { pending: 0, inFlight: 0, delivered: 1, failed: 0, spooled: 0, deadLetters: 0 })
   const retries = lines.filter((l) => l.level === WARN && l.msg.startsWith('callback attempt failed'))
   t.equal(retries.length, 2)
   t.match(String(retries[0]?.reason), /HTTP 500/)
@@ -102,7 +106,7 @@ t.test('500, then a reset connection, then 200: one accepted delivery, one deliv
 t.test('4xx is not retried; the result stays in the error log', async (t) => {
   const r = await receiver(status(404))
   t.teardown(r.close)
-  const { d, lines } = make(fastSettings({ max_attempts: 5 }))
+  const { d, lines } = make(fastSettings())
   d.deliver('example.test', r.url, BUSY, { requestId: 'req-4' })
   await until(() => d.stats().failed === 1, 'final failure')
   await sleep(60)
@@ -119,7 +123,7 @@ t.test('3xx is a failure without retry, and the redirect is not followed', async
     ok200(req, res, '', n)
   })
   t.teardown(r.close)
-  const { d, lines } = make(fastSettings({ max_attempts: 5 }))
+  const { d, lines } = make(fastSettings())
   d.deliver('example.test', r.url, ANSWERED, { requestId: 'req-3' })
   await until(() => d.stats().failed === 1, 'final failure')
   await sleep(60)
@@ -141,23 +145,28 @@ t.test('a hanging receiver: each attempt is aborted at timeout_ms and its connec
     req.socket.on('close', () => hanging--)
   })
   t.teardown(r.close)
-  const { d, lines } = make(fastSettings({ timeout_ms: 150, max_attempts: 3, backoff_initial_ms: 100, backoff_max_ms: 100 }))
+  const { d, lines } = make(fastSettings({ timeout_ms: 150, give_up_after_ms: giveUpAfter(3), backoff_initial_ms: 100, backoff_max_ms: 100 }), {
+    now: attemptClock(r.received),
+  })
   d.deliver('example.test', r.url, ANSWERED, { requestId: 'req-h' })
   await until(() => d.stats().failed === 1, 'final failure', 5000)
-  t.equal(r.received.length, 3, 'max_attempts attempts')
+  t.equal(r.received.length, 3, 'attempts until the give-up time')
   await until(() => hanging === 0, 'aborted connections closed', 2000)
   t.same(hangingAtArrival, [0, 0, 0], 'each attempt found the previous one closed: no pile-up of open sockets')
   const e = lines.find((l) => l.level === ERROR)
-  t.equal(e?.reason, 'timeout (attempt 3 of 3)')
+  t.equal(e?.reason, 'timeout (still failing after 3 attempts, past the give-up time)')
   t.equal(e?.body, '{"result_code":0,"uuid":"0b8f3c1e-7a52-4d0e-9a7f-1c2d3e4f5a6b"}')
   await d.shutdown(0)
 })
 
-t.test('a connection refused is retried up to max_attempts, then logged with the body', async (t) => {
+t.test('a connection refused is retried until the give-up time, then logged with the body', async (t) => {
   const r = await receiver(ok200)
   const deadUrl = r.url
   await r.close() // nothing listens there any more
-  const { d, lines } = make(fastSettings({ max_attempts: 3 }))
+  // Nothing counts attempts on a closed port: the clock jumps 1 s per retry logged instead.
+  let retries = (): number => 0
+  const { d, lines } = make(fastSettings({ give_up_after_ms: 1500 }), { now: () => Date.now() + 1000 * retries() })
+  retries = () => lines.filter((l) => l.msg.startsWith('callback attempt failed')).length
   d.deliver('example.test', deadUrl, BUSY, { requestId: 'req-dead' })
   await until(() => d.stats().failed === 1, 'final failure')
   t.equal(lines.filter((l) => l.msg.startsWith('callback attempt failed')).length, 2)
@@ -167,15 +176,15 @@ t.test('a connection refused is retried up to max_attempts, then logged with the
   await d.shutdown(0)
 })
 
-t.test('max_attempts is respected on 5xx', async (t) => {
+t.test('retries go by time: 5xx is retried until give_up_after_ms, then never again', async (t) => {
   const r = await receiver(status(503))
   t.teardown(r.close)
-  const { d } = make(fastSettings({ max_attempts: 3 }))
+  const { d } = make(fastSettings({ give_up_after_ms: giveUpAfter(3) }), { now: attemptClock(r.received) })
   d.deliver('example.test', r.url, ANSWERED, { requestId: 'req-m' })
   await until(() => d.stats().failed === 1, 'final failure')
   await sleep(100) // more than backoff_max_ms: a fourth attempt would have come
   t.equal(r.received.length, 3)
-  t.same(d.stats(), { pending: 0, inFlight: 0, delivered: 0, failed: 1, spooled: 0 })
+  t.same(d.stats(), { pending: 0, inFlight: 0, delivered: 0, failed: 1, spooled: 0, deadLetters: 0 })
   await d.shutdown(0)
 })
 
@@ -229,11 +238,11 @@ t.test('a dead receiver of domain A does not delay domain B', async (t) => {
   await until(() => d.stats().delivered === 1, 'B delivered')
   t.equal(alive.received.length, 1)
   t.equal(dead.received.length, 1, "A's first attempt still hangs while B is delivered")
-  t.same(d.stats(), { pending: 2, inFlight: 1, delivered: 1, failed: 0, spooled: 0 })
-  // No spool file: what is left is logged in full at error level.
+  t.same(d.stats(), { pending: 2, inFlight: 1, delivered: 1, failed: 0, spooled: 0, deadLetters: 0 })
+  // What is left stays in the journal, and is logged with its body too.
   const res = await d.shutdown(0)
   t.same(res, { delivered: 0, spooled: 3 })
-  const lost = lines.filter((l) => l.level === ERROR && l.msg.includes('not spooled'))
+  const lost = lines.filter((l) => l.level === WARN && l.msg.startsWith('callback left pending'))
   t.same(lost.map((l) => l.request_id).sort(), ['a-0', 'a-1', 'a-2'])
   t.ok(lost.every((l) => l.body === '{"result_code":0,"uuid":"0b8f3c1e-7a52-4d0e-9a7f-1c2d3e4f5a6b"}'))
 })
@@ -255,7 +264,7 @@ t.test('a delivery waiting for its backoff holds no queue slot', async (t) => {
     ['/fail', '/ok'],
     'delivered before the first one retried',
   )
-  t.same(d.stats(), { pending: 1, inFlight: 0, delivered: 1, failed: 0, spooled: 0 })
+  t.same(d.stats(), { pending: 1, inFlight: 0, delivered: 1, failed: 0, spooled: 0, deadLetters: 0 })
   t.same(await d.shutdown(0), { delivered: 0, spooled: 1 })
 })
 
@@ -277,7 +286,7 @@ t.test('concurrency per domain is respected', async (t) => {
   await until(() => r.received.length === 2, 'two in flight')
   await sleep(50) // a third would arrive now if the limit were not applied
   t.equal(r.received.length, 2)
-  t.same(d.stats(), { pending: 3, inFlight: 2, delivered: 0, failed: 0, spooled: 0 })
+  t.same(d.stats(), { pending: 3, inFlight: 2, delivered: 0, failed: 0, spooled: 0, deadLetters: 0 })
   while (d.stats().delivered < 5) {
     const release = held
     held = []
@@ -312,7 +321,7 @@ t.test('deliver() never throws: bad URLs are logged with the body', async (t) =>
   const { d, lines } = make(fastSettings())
   t.doesNotThrow(() => d.deliver('example.test', 'not a url', ANSWERED, { requestId: 'x-1' }))
   t.doesNotThrow(() => d.deliver('example.test', 'ftp://example.test/cb', ANSWERED, { requestId: 'x-2' }))
-  t.equal(d.stats().failed, 2)
+  await until(() => d.stats().failed === 2, 'both dead letters')
   t.equal(lines.filter((l) => l.level === ERROR && l.body === '{"result_code":0,"uuid":"0b8f3c1e-7a52-4d0e-9a7f-1c2d3e4f5a6b"}').length, 2)
   const logs = captureLogs()
   const throwing = new CallbackDispatcher({
@@ -320,10 +329,12 @@ t.test('deliver() never throws: bad URLs are logged with the body', async (t) =>
       throw new Error('config gone')
     },
     secretFor: () => undefined,
+    journal: nullJournal(),
     logger: logs.logger,
   })
   t.doesNotThrow(() => throwing.deliver('example.test', 'http://127.0.0.1:9/cb', BUSY, { requestId: 'x-3' }))
-  t.same(throwing.stats(), { pending: 0, inFlight: 0, delivered: 0, failed: 1, spooled: 0 }, 'not left half-queued')
+  await until(() => throwing.stats().failed === 1, 'dead letter')
+  t.same(throwing.stats(), { pending: 0, inFlight: 0, delivered: 0, failed: 1, spooled: 0, deadLetters: 0 }, 'not left half-queued')
   t.equal(logs.lines.find((l) => l.level === ERROR)?.body, '{"result_code":500,"error":{"id":"busy","cause":"USER_BUSY"}}')
   await d.shutdown(0)
 })
@@ -331,7 +342,7 @@ t.test('deliver() never throws: bad URLs are logged with the body', async (t) =>
 t.test('user information in the URL becomes Basic auth; it never reaches the logs', async (t) => {
   const r = await receiver(status(500))
   t.teardown(r.close)
-  const { d, lines } = make(fastSettings({ max_attempts: 1 }))
+  const { d, lines } = make(fastSettings({ give_up_after_ms: giveUpAfter(1) }), { now: attemptClock(r.received) })
   d.deliver('example.test', r.url.replace('http://', 'http://app:p%40ss@') + '?token=abc', ANSWERED, { requestId: 'u-1' })
   await until(() => d.stats().failed === 1, 'final failure')
   t.equal(r.received[0]?.headers['authorization'], `Basic ${Buffer.from('app:p@ss').toString('base64')}`)

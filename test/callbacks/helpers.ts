@@ -78,12 +78,21 @@ export const WARN = 40
 
 export const fastSettings = (over: Partial<CallbackSettings> = {}): CallbackSettings => ({
   timeout_ms: 2000,
-  max_attempts: 4,
+  give_up_after_ms: 60_000,
   backoff_initial_ms: 10,
   backoff_max_ms: 40,
   concurrency_per_domain: 4,
   ...over,
 })
+
+/**
+ * A wall clock that jumps 1 s per attempt the receiver got, so that "give up after n attempts"
+ * is a time rule (give_up_after_ms) that tests can state without waiting: with
+ * `give_up_after_ms: giveUpAfter(n)` the n-th failed attempt is the last (real time may add up
+ * to 499 ms).
+ */
+export const attemptClock = (received: { readonly length: number }): (() => number) => () => Date.now() + received.length * 1000
+export const giveUpAfter = (attempts: number): number => attempts * 1000 - 500
 
 /** Polls until `cond` holds; fails (rejects) after `ms` so a broken rule fails instead of hanging. */
 export async function until(cond: () => boolean, what: string, ms = 4000): Promise<void> {

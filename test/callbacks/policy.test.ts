@@ -1,7 +1,8 @@
 import t from 'tap'
 import { CallbackDispatcher } from '../../src/callbacks/dispatcher.js'
 import { backoffDelay, classifyStatus, parseRetryAfter, parseTarget, retryDelay } from '../../src/callbacks/policy.js'
-import { captureLogs, fastSettings, ok200, receiver, status, until, WARN } from './helpers.js'
+import { nullJournal } from '../../src/journal/index.js'
+import { attemptClock, captureLogs, fastSettings, giveUpAfter, ok200, receiver, status, until, WARN } from './helpers.js'
 
 const NOW = Date.parse('2025-01-01T00:00:00Z')
 
@@ -73,8 +74,10 @@ t.test('backoff growth seen end to end with an injected random', async (t) => {
   t.teardown(r.close)
   const { logger, lines } = captureLogs()
   const d = new CallbackDispatcher({
-    settings: () => fastSettings({ max_attempts: 5, backoff_initial_ms: 20, backoff_max_ms: 100 }),
+    settings: () => fastSettings({ give_up_after_ms: giveUpAfter(5), backoff_initial_ms: 20, backoff_max_ms: 100 }),
     secretFor: () => undefined,
+    journal: nullJournal(),
+    now: attemptClock(r.received),
     logger,
     random: () => 0.5,
   })
@@ -97,6 +100,7 @@ t.test('429 is retried and its Retry-After honoured within backoff_max_ms', asyn
   const d = new CallbackDispatcher({
     settings: () => fastSettings({ backoff_initial_ms: 10, backoff_max_ms: 60 }),
     secretFor: () => undefined,
+    journal: nullJournal(),
     logger,
     random: () => 0,
   })
