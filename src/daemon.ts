@@ -154,7 +154,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
     health: pbx,
     journal,
     logger: logger.child({ part: 'api' }),
-    routers: [xmlCurlRouter({ runtime, logger: logger.child({ part: 'xml_curl' }), ivr }), cti.router],
+    // The dialplan bridges a request's destination only while the engine holds channels for it.
+    routers: [xmlCurlRouter({ runtime, logger: logger.child({ part: 'xml_curl' }), ivr, bridgeGate: engine }), cti.router],
   })
   server.on('request', app.callback())
   cti.attach(server)

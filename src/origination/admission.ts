@@ -1,11 +1,12 @@
 /**
  * Whether a request may be placed at all, before FreeSWITCH is asked anything: the engine is
  * running and connected, the request id is new, the domain is known; and the channel limit
- * (channel-limit.ts), whose slots are reserved for the legs a request is about to ring.
+ * (channel-limit.ts), whose slots are reserved for every leg a request may create: the legs it
+ * is about to ring and its destination's legs (destination-legs.ts).
  */
 import type { Directory, DomainDirectory } from '../directory/directory.js'
 import { err, ok, type Result } from '../util/result.js'
-import type { ChannelLimiter } from './channel-limit.js'
+import type { ChannelLimiter, LegDemand } from './channel-limit.js'
 import type { OriginationPlan } from './plan.js'
 import { refusal, STOPPING, type OriginationRefusal } from './refusal.js'
 
@@ -26,18 +27,17 @@ export function admit(plan: OriginationPlan, s: AdmissionState): Result<DomainDi
   return ok(dom)
 }
 
-/** Reserves one channel slot per leg if they all fit under the domain's limit; otherwise refuses. */
-export function reserveLegs(
-  limiter: ChannelLimiter,
-  domain: string,
-  limit: number,
-  uuids: readonly string[],
-): Result<void, OriginationRefusal> {
-  if (limiter.tryReserve(domain, limit, uuids)) return ok(undefined)
+/**
+ * Reserves every channel the request may create (its originator legs, and its destination's
+ * legs for after the answer) if they all fit under the domain's limit; otherwise refuses.
+ */
+export function reserveLegs(limiter: ChannelLimiter, domain: string, limit: number, demand: LegDemand): Result<void, OriginationRefusal> {
+  if (limiter.tryReserve(domain, limit, demand)) return ok(undefined)
+  const needed = demand.uuids.length + (demand.destination?.slots ?? 0)
   return err(
     refusal(
       'channel_limit_reached',
-      `domain ${domain} would exceed its channel_limit of ${limit} (${limiter.inUse(domain)} in use, ${uuids.length} needed)`,
+      `domain ${domain} would exceed its channel_limit of ${limit} (${limiter.inUse(domain)} in use, ${needed} needed)`,
     ),
   )
 }

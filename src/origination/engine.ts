@@ -16,6 +16,7 @@
  * the destination described by the cod_dest_* variables (originate-spec.ts).
  */
 import type { ChannelModel } from '../channels/index.js'
+import type { DomainDirectory } from '../directory/directory.js'
 import type { Runtime } from '../runtime/store.js'
 import type { PbxClient } from '../pbx/types.js'
 import type { Logger } from '../util/logger.js'
@@ -25,6 +26,7 @@ import { createAttempts } from './attempt.js'
 import { createLegCanceller } from './cancel.js'
 import { ChannelLimiter } from './channel-limit.js'
 import { createContactLookup } from './contacts.js'
+import { destinationSlots } from './destination-legs.js'
 import { createGroupCalls } from './group-call.js'
 import type { CallbackSink } from './outcome.js'
 import type { OriginationAccepted, OriginationEngine, OriginationPlan } from './plan.js'
@@ -61,6 +63,12 @@ export interface EngineDeps {
 export interface Engine extends OriginationEngine {
   /** Channels in use for the limit: live channels plus reservations. */
   inUse(domain: string): number
+  /**
+   * The dialplan asks before it bridges a request's answered leg to its destination
+   * (xmlcurl/bridge-gate.ts BridgeGate): true while the request holds channels for it; for a
+   * request this engine did not admit (placed before a restart), a one-leg hold if it fits.
+   */
+  mayBridge(domain: string, requestId: string, callerUuid: string | undefined): boolean
   /** Results of accepted requests, once each (CTI may listen). */
   onOutcome(listener: (o: RequestOutcome) => void): () => void
   close(): Promise<void>
@@ -73,11 +81,28 @@ export function createEngine(deps: EngineDeps): Engine {
   const timeScale = deps.timeScale ?? 1
   let closed = false
 
-  // The channel limit counts the domain's live channels; attempts follow their legs on them (leg-watch.ts).
-  const limiter = new ChannelLimiter((d) => channels.liveCount(d))
+  const requests = createRequests({ callbacks: deps.callbacks, logger: log })
+  // The channel limit counts the domain's live channels and the legs requests may still create;
+  // attempts follow their legs on the same channels (leg-watch.ts).
+  const limiter = new ChannelLimiter({
+    channels: {
+      liveCount: (d) => channels.liveCount(d),
+      isLive: (uuid) => {
+        const c = channels.get(uuid)
+        return c === undefined ? undefined : c.state !== 'hangup'
+      },
+      liveDestinationLegs: (requestId) => {
+        let n = 0
+        for (const c of channels.ofRequest(requestId)) if (c.role === 'destination' && c.state !== 'hangup') n++
+        return n
+      },
+    },
+    inFlight: (id) => requests.has(id),
+  })
+  // The destination's hold lasts while the answered leg lives; unanswered, nothing more comes.
+  requests.onOutcome((o) => (o.result.result_code === 0 ? limiter.bindWinner(o.requestId, o.result.uuid) : limiter.dropHold(o.requestId)))
   const cancel = createLegCanceller(pbx, commandTimeoutMs, log)
   const attempts = createAttempts({ pbx, channels, limiter, cancel, runtime, logger: log, commandTimeoutMs, graceMs, timeScale })
-  const requests = createRequests({ callbacks: deps.callbacks, logger: log })
   const lookupContacts = createContactLookup(pbx, commandTimeoutMs, log)
   const singles = createSingleCalls({ limiter, requests, attempts, lookupContacts })
   const groups = createGroupCalls({
@@ -101,14 +126,22 @@ export function createEngine(deps: EngineDeps): Engine {
     })
     if (!admitted.ok) return err(admitted.error)
     const dom = admitted.value
+    const slots = await destinationSlots(plan.destination, dom, lookupContacts)
+    if (!slots.ok) return err(slots.error)
+    const placed = await place(plan, dom, slots.value)
+    if (!placed.ok) limiter.dropHold(plan.requestId)
+    return placed
+  }
+
+  const place = (plan: OriginationPlan, dom: DomainDirectory, destSlots: number): Promise<Result<OriginationAccepted, OriginationRefusal>> => {
     const o = plan.originator
     switch (o.kind) {
       case 'user':
-        return singles.callUser(plan, dom, o.user, o.autoAnswer)
+        return singles.callUser(plan, dom, o.user, o.autoAnswer, destSlots)
       case 'pstn':
-        return singles.callPstn(plan, dom, o.number)
+        return singles.callPstn(plan, dom, o.number, destSlots)
       case 'group':
-        return groups.call(plan, dom, o.members, o.memberAnswerTimeoutSec)
+        return groups.call(plan, dom, o.members, o.memberAnswerTimeoutSec, destSlots)
     }
   }
 
@@ -118,6 +151,14 @@ export function createEngine(deps: EngineDeps): Engine {
   return {
     originate,
     inUse: (domain) => limiter.inUse(domain),
+    mayBridge(domain, requestId, callerUuid) {
+      if (limiter.destinationSlots(requestId) !== undefined) return true
+      const limit = runtime().directory.domain(domain)?.config.channel_limit
+      if (callerUuid === undefined || limit === undefined) return false
+      const held = limiter.tryHoldAfterAnswer(domain, limit, requestId, callerUuid, 1)
+      if (!held) log.warn({ requestId, domain, limit }, 'bridge refused: the destination leg would exceed the channel limit')
+      return held
+    },
     onOutcome: (listener) => requests.onOutcome(listener),
     async close() {
       if (closed) return

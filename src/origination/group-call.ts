@@ -42,6 +42,8 @@ export interface GroupCalls {
     dom: DomainDirectory,
     members: readonly User[],
     memberAnswerTimeoutSec: number,
+    /** The destination's legs to reserve with the first member's (destination-legs.ts). */
+    destinationSlots: number,
   ): Promise<Result<OriginationAccepted, OriginationRefusal>>
   /** Refuses the hunts admitted but still waiting in their queue (the engine is closing). */
   refuseWaiting(): void
@@ -66,7 +68,7 @@ export function createGroupCalls(deps: GroupCallDeps): GroupCalls {
     return q
   }
 
-  const call: GroupCalls['call'] = async (plan, dom, members, memberAnswerTimeoutSec) => {
+  const call: GroupCalls['call'] = async (plan, dom, members, memberAnswerTimeoutSec, destinationSlots) => {
     // Every member's terminals first: the reply lists every leg the hunt may create, in order.
     const looked = await Promise.all(members.map((m) => deps.lookupContacts(m.name, dom.name)))
     const failed = looked.find((r) => !r.ok)
@@ -81,7 +83,10 @@ export function createGroupCalls(deps: GroupCallDeps): GroupCalls {
     if (first === undefined) {
       return err(refusal('no_member_available', `no member of group ${groupOf(plan)?.name ?? ''} has a registered SIP terminal`))
     }
-    const reserved = reserveLegs(limiter, plan.domain, dom.config.channel_limit, first.uuids)
+    const reserved = reserveLegs(limiter, plan.domain, dom.config.channel_limit, {
+      uuids: first.uuids,
+      destination: { requestId: plan.requestId, slots: destinationSlots },
+    })
     if (!reserved.ok) return err(reserved.error)
     const req = requests.open(plan, dom)
     let started = performance.now()
@@ -112,7 +117,8 @@ export function createGroupCalls(deps: GroupCallDeps): GroupCalls {
             const r = await deps.lookupContacts(m.userName, dom.name)
             return r.ok ? r.value : undefined
           },
-          reserve: (uuids) => limiter.tryReserve(plan.domain, deps.runtime().directory.domain(plan.domain)?.config.channel_limit ?? 0, uuids),
+          // The destination is held since admission: a later member reserves only its own legs.
+          reserve: (uuids) => limiter.tryReserve(plan.domain, deps.runtime().directory.domain(plan.domain)?.config.channel_limit ?? 0, { uuids }),
           release: (uuids) => limiter.release(...uuids),
           start: (m, legs, timeoutSec) =>
             deps.attempts.start(

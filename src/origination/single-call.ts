@@ -27,16 +27,20 @@ export interface SingleCallDeps {
 type Placed = Promise<Result<OriginationAccepted, OriginationRefusal>>
 
 export interface SingleCalls {
-  callUser(plan: OriginationPlan, dom: DomainDirectory, user: User, autoAnswer: boolean): Placed
-  callPstn(plan: OriginationPlan, dom: DomainDirectory, number: string): Placed
+  /** `destinationSlots`: the destination's legs to reserve with the request's own (destination-legs.ts). */
+  callUser(plan: OriginationPlan, dom: DomainDirectory, user: User, autoAnswer: boolean, destinationSlots: number): Placed
+  callPstn(plan: OriginationPlan, dom: DomainDirectory, number: string, destinationSlots: number): Placed
 }
 
 export function createSingleCalls(deps: SingleCallDeps): SingleCalls {
   const { requests, attempts } = deps
 
-  const single = async (plan: OriginationPlan, dom: DomainDirectory, legs: readonly LegPlan[]): Placed => {
+  const single = async (plan: OriginationPlan, dom: DomainDirectory, legs: readonly LegPlan[], destinationSlots: number): Placed => {
     const uuids = legs.map((l) => l.uuid)
-    const reserved = reserveLegs(deps.limiter, plan.domain, dom.config.channel_limit, uuids)
+    const reserved = reserveLegs(deps.limiter, plan.domain, dom.config.channel_limit, {
+      uuids,
+      destination: { requestId: plan.requestId, slots: destinationSlots },
+    })
     if (!reserved.ok) return err(reserved.error)
     const req = requests.open(plan, dom)
     const started = await attempts.start(req, legs, plan.answerTimeoutSec)
@@ -52,7 +56,7 @@ export function createSingleCalls(deps: SingleCallDeps): SingleCalls {
   }
 
   return {
-    async callUser(plan, dom, user, autoAnswer) {
+    async callUser(plan, dom, user, autoAnswer, destinationSlots) {
       const contacts = await deps.lookupContacts(user.name, dom.name)
       if (!contacts.ok) return err(contacts.error)
       if (contacts.value.length === 0) {
@@ -64,9 +68,9 @@ export function createSingleCalls(deps: SingleCallDeps): SingleCalls {
         userId: user.id,
         autoAnswer,
       }))
-      return single(plan, dom, legs)
+      return single(plan, dom, legs, destinationSlots)
     },
-    callPstn: (plan, dom, number) =>
-      single(plan, dom, [{ uuid: randomUUID(), endpoint: { kind: 'gateway', gateway: dom.config.gateway, number } }]),
+    callPstn: (plan, dom, number, destinationSlots) =>
+      single(plan, dom, [{ uuid: randomUUID(), endpoint: { kind: 'gateway', gateway: dom.config.gateway, number } }], destinationSlots),
   }
 }

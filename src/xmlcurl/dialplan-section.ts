@@ -19,6 +19,7 @@ import { DOMAIN_RE } from '../config/schema.js'
 import type { Directory, DomainDirectory } from '../directory/directory.js'
 import { ROUTE_EXTENSION } from '../pbx/channel-vars.js'
 import { found, notFound, type SectionAnswer } from './answer.js'
+import { LIMIT_CAUSE, type BridgeGate } from './bridge-gate.js'
 import { el, renderDocument } from './document.js'
 import type { FetchForm } from './form.js'
 import { readLeg, readOriginatedDestination, type IvrKnown, type LegContext } from './leg.js'
@@ -62,7 +63,20 @@ function dialedTarget(domain: DomainDirectory, leg: LegContext, number: string):
   }
 }
 
-export function answerDialplan(form: FetchForm, directory: Directory, ivrKnown?: IvrKnown): SectionAnswer {
+/**
+ * The actions for a leg of an API request that would bridge: the bridge when the request still
+ * holds channels for its destination (bridge-gate.ts), else a hangup with LIMIT_CAUSE, so that
+ * the dialplan never creates more legs than the channel limit admitted.
+ */
+function gatedActions(form: FetchForm, domain: DomainDirectory, leg: LegContext, target: RouteTarget, gate: BridgeGate | undefined): Action[] {
+  const bridges = target.kind === 'user' || target.kind === 'group' || target.kind === 'pstn'
+  if (gate !== undefined && bridges && leg.requestId !== undefined && !gate.mayBridge(domain.name, leg.requestId, form.get('Unique-ID'))) {
+    return [{ app: 'hangup', data: LIMIT_CAUSE }]
+  }
+  return routeActions(domain, leg, target)
+}
+
+export function answerDialplan(form: FetchForm, directory: Directory, ivrKnown?: IvrKnown, gate?: BridgeGate): SectionAnswer {
   const context = form.get('Hunt-Context')
   const number = form.get('Hunt-Destination-Number')
   if (context === undefined || number === undefined) return notFound('no Hunt-Context or Hunt-Destination-Number')
@@ -78,9 +92,9 @@ export function answerDialplan(form: FetchForm, directory: Directory, ivrKnown?:
     if (leg.value.role === 'destination') return notFound('cod_route on a destination leg')
     const target = readOriginatedDestination(form, domain, leg.value, ivrKnown)
     if (!target.ok) return notFound(target.error)
-    return found(dialplanDocument(context, ROUTE_EXTENSION, number, routeActions(domain, leg.value, target.value)))
+    return found(dialplanDocument(context, ROUTE_EXTENSION, number, gatedActions(form, domain, leg.value, target.value, gate)))
   }
   const target = dialedTarget(domain, leg.value, number)
   if (typeof target === 'string') return notFound(target)
-  return found(dialplanDocument(context, 'cod_dial', number, routeActions(domain, leg.value, target)))
+  return found(dialplanDocument(context, 'cod_dial', number, gatedActions(form, domain, leg.value, target, gate)))
 }

@@ -7,18 +7,19 @@
 import type { Directory } from '../directory/directory.js'
 import { notFound, type SectionAnswer } from './answer.js'
 import { answerDialplan } from './dialplan-section.js'
+import type { BridgeGate } from './bridge-gate.js'
 import { answerDirectory } from './directory-section.js'
 import type { FetchForm } from './form.js'
 import type { IvrKnown } from './leg.js'
 
-export function answerFetch(form: FetchForm, directory: Directory, ivrKnown?: IvrKnown): SectionAnswer {
+export function answerFetch(form: FetchForm, directory: Directory, ivrKnown?: IvrKnown, gate?: BridgeGate): SectionAnswer {
   if (form.hasConflicts) return notFound('a form field was sent twice with different values')
   const section = form.get('section')
   switch (section) {
     case 'directory':
       return answerDirectory(form, directory)
     case 'dialplan':
-      return answerDialplan(form, directory, ivrKnown)
+      return answerDialplan(form, directory, ivrKnown, gate)
     default:
       // configuration, phrases, languages, chatplan, channels: static XML.
       return notFound(`section ${section ?? '(none)'}`)

@@ -20,6 +20,7 @@ import type { Runtime } from '../runtime/store.js'
 import type { Logger } from '../util/logger.js'
 import { err, ok, type Result } from '../util/result.js'
 import { credentialsMatch } from './auth.js'
+import type { BridgeGate } from './bridge-gate.js'
 import { NOT_FOUND } from './document.js'
 import { answerFetch } from './fetch.js'
 import { FetchForm } from './form.js'
@@ -37,6 +38,8 @@ export interface XmlCurlDeps {
   readonly runtime: () => Runtime
   readonly logger: Logger
   readonly ivr?: IvrHandoff
+  /** The channel limit's check of a request's bridge (the origination engine); without it, bridges are not checked. */
+  readonly bridgeGate?: BridgeGate
 }
 
 /**
@@ -118,7 +121,7 @@ export function xmlCurlRouter(deps: XmlCurlDeps): Router {
     }
     try {
       const form = FetchForm.parse(body.value)
-      const answer = answerFetch(form, runtime.directory, ivrKnown)
+      const answer = answerFetch(form, runtime.directory, ivrKnown, deps.bridgeGate)
       if (answer.found) {
         log.debug({ section: form.get('section') }, 'xml_curl document served')
         ctx.body = answer.xml

@@ -155,16 +155,16 @@ t.test('no member registered → no_member_available, nothing originated', async
 })
 
 t.test('reservations while hunting: one member at a time; a member that no longer fits is skipped', async (t) => {
-  const h = await setup(t, { channel_limit: 2 })
+  const h = await setup(t, { channel_limit: 4 })
   const p = huntPlan(h, 'pair') // erin (1 terminal, no answer, 2 s) then alice (2 terminals)
   const r = await h.engine.originate(p)
   if (!r.ok) return t.fail(r.error.description)
   t.equal(r.value.uuids.length, 3)
-  t.equal(h.engine.inUse(DOMAIN), 1, 'only the ringing member counts')
-  // Another call takes the second slot while erin rings.
+  t.equal(h.engine.inUse(DOMAIN), 2, 'only the ringing member counts, with the destination leg for after the answer')
+  // Another call (its leg and its destination leg) takes the two slots the hunt does not hold while erin rings.
   const other = plan({ kind: 'pstn', number: '0322223333' }, { answerTimeoutSec: 10 }) // never answers
   const o = await h.engine.originate(other)
-  t.ok(o.ok, 'the slot the hunt does not hold is free')
+  t.ok(o.ok, 'the slots the hunt does not hold are free')
   t.same(await h.sink.waitFor(p.requestId), { result_code: 500, error: { id: 'no_answer', cause: 'NO_ANSWER' } })
   t.equal(legsOf(h).filter((l) => l.includes(r.value.uuids[1])).length, 0, "alice's two legs did not fit and were not rung")
   await h.sink.waitFor(other.requestId)

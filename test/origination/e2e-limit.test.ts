@@ -8,7 +8,9 @@ import { harness, waitFor } from './e2e-harness.js'
 import { DOMAIN, RecordingSink, plan } from './helpers.js'
 
 t.test('channel limit: exact under concurrency, calls not made through the API count, released when calls end', async (t) => {
-  const h = await harness(t, { channel_limit: 6 }, { park: true })
+  // Each request holds two channels: its leg, and its destination's leg for after the answer
+  // (the parking dialplan never creates it, but the daemon's would: the hold lasts while the call does).
+  const h = await harness(t, { channel_limit: 11 }, { park: true })
   // A phone calls in: a channel the API did not make.
   const inbound = await h.sim.placeInboundCall({ domain: DOMAIN, fromUser: 'bob', destination: '5555' })
   await waitFor('inbound channel counted', () => h.engine.inUse(DOMAIN) === 1)
@@ -16,7 +18,7 @@ t.test('channel limit: exact under concurrency, calls not made through the API c
   const plans = Array.from({ length: 12 }, (_, i) => plan({ kind: 'pstn', number: `03100000${String(i).padStart(2, '0')}` }))
   const replies = await Promise.all(plans.map((p) => h.engine.originate(p)))
   const admitted = plans.filter((_, i) => replies[i]?.ok === true)
-  t.equal(admitted.length, 5, 'exactly the free slots are admitted')
+  t.equal(admitted.length, 5, 'exactly the free slots are admitted (two each)')
   t.same(
     replies.filter((r) => !r.ok).map((r) => (r.ok ? '' : r.error.reason)),
     Array(7).fill('channel_limit_reached'),
@@ -24,18 +26,18 @@ t.test('channel limit: exact under concurrency, calls not made through the API c
   t.equal(h.originates().length, 5, 'the refused requests originated nothing')
   for (const p of admitted) t.equal((await h.sink.waitFor(p.requestId)).result_code, 0)
   await waitFor('answered calls stay up', () => h.sim.liveChannels().length === 6)
-  t.equal(h.engine.inUse(DOMAIN), 6)
+  t.equal(h.engine.inUse(DOMAIN), 11, '6 live channels and the 5 destination legs held')
   t.equal(h.channels.liveCount(DOMAIN), 6)
 
-  // Two calls end (the far end hangs up): two slots come back, not three.
+  // Two calls end (the far end hangs up): an API call gives back its two slots, the inbound call its one.
   const uuids = replies.flatMap((r) => (r.ok ? r.value.uuids : []))
   t.ok(h.sim.remoteHangup(uuids[0] ?? ''))
   t.ok(h.sim.remoteHangup(inbound))
-  await waitFor('slots released', () => h.engine.inUse(DOMAIN) === 4)
+  await waitFor('slots released', () => h.engine.inUse(DOMAIN) === 8)
   const more = await Promise.all([0, 1, 2].map((i) => h.engine.originate(plan({ kind: 'pstn', number: `0320000000${i}` }))))
   t.same(
     more.map((r) => (r.ok ? 'ok' : r.error.reason)).sort(),
-    ['channel_limit_reached', 'ok', 'ok'],
+    ['channel_limit_reached', 'channel_limit_reached', 'ok'],
   )
 })
 
@@ -71,12 +73,12 @@ t.test('ESL down while the leg answers: the outcome is read back after the recon
 })
 
 t.test('channels live before the daemon started are counted (show channels + uuid_getvar)', async (t) => {
-  const h = await harness(t, { channel_limit: 2 }, { park: true })
+  const h = await harness(t, { channel_limit: 3 }, { park: true })
   await h.sim.placeInboundCall({ domain: DOMAIN, fromUser: 'bob', destination: '5555' })
   const first = plan({ kind: 'pstn', number: '0312345678' })
   t.ok((await h.engine.originate(first)).ok)
   await h.sink.waitFor(first.requestId)
-  await waitFor('both counted', () => h.engine.inUse(DOMAIN) === 2)
+  await waitFor('both counted, and the destination leg held', () => h.engine.inUse(DOMAIN) === 3)
 
   // A daemon restart: a new connection and engine that saw none of the events.
   const pbx = connectPbx({ host: '127.0.0.1', port: h.port, password: 'ClueCon', logger: silentLogger(), commandTimeoutMs: 2000 })

@@ -50,7 +50,7 @@ t.test('call_user: one originate, one leg per terminal, winner from the job resu
   const [a, b] = job.legs as [string, string]
   pbx.create(job, a)
   pbx.create(job, b)
-  t.equal(engine.inUse(DOMAIN), 2, 'created legs count as live, their reservations are gone')
+  t.equal(engine.inUse(DOMAIN), 3, 'created legs count as live, their reservations are gone; the destination leg stays held')
   pbx.answer(a)
   pbx.answer(b) // a losing leg may answer too (test/fixtures/freeswitch/esl/17-two-legs-race.txt)
   job.resolve({ ok: true, value: `+OK ${a}\n` })
@@ -125,7 +125,8 @@ t.test('group context variables on call_user legs', async (t) => {
 })
 
 t.test('channel limit: exact under concurrency, nothing originated when refused, released when calls end', async (t) => {
-  const { pbx, rt, sink, engine } = setup({ channel_limit: 5 })
+  // Each request: bob's one leg and its destination's leg (a PSTN number): two channels.
+  const { pbx, rt, sink, engine } = setup({ channel_limit: 9 })
   t.teardown(() => engine.close())
   pbx.contacts.set(`bob@${DOMAIN}`, ['sofia/internal/sip:bob@127.0.0.1:5080'])
   // A call not made through the API counts too.
@@ -142,16 +143,16 @@ t.test('channel limit: exact under concurrency, nothing originated when refused,
     Array(8).fill('channel_limit_reached'),
   )
   t.equal(pbx.originates().length, 4, 'refused requests originated nothing')
-  t.equal(engine.inUse(DOMAIN), 5)
+  t.equal(engine.inUse(DOMAIN), 9)
 
-  // One call ends: one slot comes back.
+  // One call ends unanswered: its leg's slot and its destination's come back.
   const first = pbx.originates()[0]
   if (first === undefined) return t.fail()
   pbx.create(first, first.legs[0] ?? '')
   first.resolve({ ok: true, value: '-ERR NO_ANSWER\n' })
   pbx.hangup(first.legs[0] ?? '', 'NO_ANSWER')
   await flush()
-  t.equal(engine.inUse(DOMAIN), 4)
+  t.equal(engine.inUse(DOMAIN), 7)
   const again = await Promise.all([engine.originate(plan({ kind: 'pstn', number: '0311' })), engine.originate(plan({ kind: 'pstn', number: '0312' }))])
   t.same(
     again.map((r) => (r.ok ? 'ok' : r.error.reason)),
@@ -303,7 +304,7 @@ t.test('no callback_url: no delivery, but the outcome stream still reports', asy
 })
 
 t.test('call_group: hunt order, reply lists every leg, one member reserved at a time', async (t) => {
-  const { pbx, rt, sink, engine } = setup({ channel_limit: 3 })
+  const { pbx, rt, sink, engine } = setup({ channel_limit: 4 })
   t.teardown(() => engine.close())
   pbx.contacts.set(`carol@${DOMAIN}`, ['sofia/internal/sip:carol@127.0.0.1:5090'])
   pbx.contacts.set(`alice@${DOMAIN}`, [C1, C2])
@@ -314,7 +315,7 @@ t.test('call_group: hunt order, reply lists every leg, one member reserved at a 
   const r = await engine.originate(p)
   if (!r.ok) return t.fail(r.error.description)
   t.equal(r.value.uuids.length, 4, 'one uuid per terminal of every member')
-  t.equal(engine.inUse(DOMAIN), 1, 'only the first member is reserved')
+  t.equal(engine.inUse(DOMAIN), 2, 'only the first member is reserved, with the destination leg')
   const first = pbx.originates()[0]
   t.same(first?.legs, r.value.uuids.slice(0, 1))
   t.equal(first?.globals.get('originate_timeout'), '15')
@@ -325,7 +326,7 @@ t.test('call_group: hunt order, reply lists every leg, one member reserved at a 
   const second = pbx.originates()[1]
   t.same(second?.legs, r.value.uuids.slice(1, 3), 'the next member at once, all its terminals')
   t.equal(second?.legVars[0]?.get('cod_user_id'), '1')
-  t.equal(engine.inUse(DOMAIN), 2)
+  t.equal(engine.inUse(DOMAIN), 3)
   second?.resolve({ ok: true, value: `+OK ${r.value.uuids[2]}\n` })
   await flush(10)
   t.same(sink.of(p.requestId).map((x) => x.result), [{ result_code: 0, uuid: r.value.uuids[2] }])
