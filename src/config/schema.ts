@@ -16,6 +16,8 @@ export const DIGITS_RE = /^[0-9]{1,32}$/
  */
 export const PSTN_RE = /^\+?[0-9*#]{1,32}$/
 export const isPstnNumber = (s: string): boolean => s.length >= 2 && s.length <= 32 && PSTN_RE.test(s)
+/** ivr.media_dir by default: where packaged FreeSWITCH keeps the sound_prefix of FreeSWITCH's vanilla vars.xml. */
+export const DEFAULT_MEDIA_DIR = '/usr/share/freeswitch/sounds/en/us/callie'
 export const DOMAIN_RE = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/
 const TOKEN_RE = /^(sha256:[0-9a-f]{64}|[\x21-\x7e]{16,256})$/
 // eslint-disable-next-line no-control-regex -- refusing control characters is the point
@@ -203,6 +205,16 @@ export const daemonSchema = z.strictObject({
           const parsed = parseCidrList(list)
           if (!parsed.ok) ctx.addIssue({ code: 'custom', message: parsed.error })
         }),
+      /**
+       * The prompt folder on the FreeSWITCH host: `<Play>` file names are relative to it
+       * (src/ivr/elements/audio-source.ts). The default is the vanilla configuration's
+       * sound_prefix on a packaged FreeSWITCH (en/us/callie).
+       */
+      media_dir: z
+        .string()
+        .regex(/^(\/[A-Za-z0-9_-][A-Za-z0-9_.-]*)+$/, 'must be an absolute folder path of A-Z a-z 0-9 _ . - names, without a trailing /')
+        .refine((d) => !d.split('/').some((s) => s === '..' || s === '.'), 'must not contain "." or ".." folders')
+        .default(DEFAULT_MEDIA_DIR),
     })
     .prefault({}),
   cti: z

@@ -22,6 +22,7 @@
  */
 import { err, ok, type Result } from '../../util/result.js'
 import type { Param } from '../syntax/types.js'
+import { mediaPath, type AudioSource } from './audio-source.js'
 import type { ElementContext, Outcome } from './types.js'
 
 /** The TTS engine FreeSWITCH has (docs/ivr.md "Speak": "mod_flite at least"). */
@@ -122,10 +123,14 @@ export function fetchableUrl(raw: string): Result<string, string> {
   return ok(`${u.protocol}//${user}${u.host}${encodeUnsafe(u.pathname)}${encodeUnsafe(u.search)}`)
 }
 
-/** A Play source as a FreeSWITCH file: paths as they are (validated by the document), URLs through mod_http_cache. */
-export function audioFile(source: string): Result<string, string> {
-  if (!/^https?:/i.test(source)) return ok(source)
-  const url = fetchableUrl(source)
+/**
+ * A Play source as a FreeSWITCH file: a file name inside the prompt folder (`ivr.media_dir`,
+ * audio-source.ts says why nothing else), a URL through mod_http_cache (whose address
+ * ctx.checkMedia must still allow).
+ */
+export function audioFile(source: AudioSource, mediaDir: string): Result<string, string> {
+  if (source.kind === 'file') return mediaPath(mediaDir, source.name)
+  const url = fetchableUrl(source.url)
   return url.ok ? ok(`http_cache://${url.value}`) : url
 }
 

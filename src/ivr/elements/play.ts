@@ -1,6 +1,8 @@
 /**
- * `<Play loop terminators>`: plays an audio file or http(s) URL (through mod_http_cache, see
- * media.ts) `loop` times with mod_dptools `playback`.
+ * `<Play loop terminators>`: plays an audio file of the prompt folder or an http(s) URL
+ * (through mod_http_cache, see media.ts) `loop` times with mod_dptools `playback`. What a
+ * document may name is audio-source.ts's rule: refused forms fail the document (an inline one
+ * at request time), or, from a template, are a runtime error.
  *
  * Terminators: playback stops on a key listed in the channel variable `playback_terminators`,
  * and FreeSWITCH's default when it is unset is `*` (mod_dptools.c on_dtmf); `none` turns it
@@ -10,9 +12,10 @@
  * The call is answered first (a prompt needs media).
  */
 import { app } from '../../pbx/commands.js'
-import { err, ok, type Result } from '../../util/result.js'
-import { checkUrl, dtmfKeys, intIn } from '../syntax/checks.js'
+import { err, type Result } from '../../util/result.js'
+import { dtmfKeys, intIn } from '../syntax/checks.js'
 import type { ElementBase, Param, ValueCheck } from '../syntax/types.js'
+import { AUDIO_SOURCE_RULE, readAudioSource, type AudioSource } from './audio-source.js'
 import { audioFile, repeat } from './media.js'
 import { EXEC_TIMEOUT_MS, NEXT, runtimeError, type ElementContext, type Outcome, type PromptModule } from './types.js'
 
@@ -22,8 +25,8 @@ export interface Play extends ElementBase {
   readonly loop: Param<number>
   /** DTMF keys that stop the playback; '' (default) means none. */
   readonly terminators: Param<string>
-  /** An audio file path or an http(s) URL (the element's text). */
-  readonly source: Param<string>
+  /** A file of the prompt folder or an http(s) URL (the element's text). */
+  readonly source: Param<AudioSource>
 }
 
 declare module '../syntax/types.js' {
@@ -32,23 +35,7 @@ declare module '../syntax/types.js' {
   }
 }
 
-/** Paths inside FreeSWITCH's sound directory, or absolute; no `..`, no characters with a meaning to FreeSWITCH. */
-const SOUND_PATH_RE = /^\/?[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)*$/
-const MAX_SOUND_PATH = 1024
-const SOURCE_RULE = 'an audio file path (A-Z a-z 0-9 _ . - /, no "..") or an http or https URL'
-
-const AUDIO_SOURCE: ValueCheck<string> = {
-  rule: SOURCE_RULE,
-  convert: (raw) => {
-    const s = raw.trim()
-    if (/^[A-Za-z][A-Za-z0-9+.-]*:/.test(s)) {
-      const u = checkUrl(s)
-      return u.ok ? u : err(`must be an audio file path or an http or https URL; found ${u.error}`)
-    }
-    if (s.length > MAX_SOUND_PATH || !SOUND_PATH_RE.test(s) || s.split('/').includes('..')) return err(`must be ${SOURCE_RULE}`)
-    return ok(s)
-  },
-}
+const AUDIO_SOURCE: ValueCheck<AudioSource> = { rule: AUDIO_SOURCE_RULE, convert: readAudioSource }
 
 /** The spec fixes loop to 1-5. */
 const LOOP = intIn(1, 5)
@@ -57,10 +44,13 @@ const TERMINATORS = dtmfKeys(0, 16)
 /** playback_function's responses that mean the file was not played. */
 const FAILED = new Set(['FILE NOT FOUND', 'PLAYBACK ERROR'])
 
+/** The source as the document named it (errors tell the author what they wrote). */
+const describe = (s: AudioSource): string => (s.kind === 'url' ? s.url : s.name)
+
 function playFile(el: Play, ctx: ElementContext): Result<string, Outcome> {
   const source = ctx.value(el.source)
   if (!source.ok) return source
-  const f = audioFile(source.value)
+  const f = audioFile(source.value, ctx.mediaDir)
   return f.ok ? f : err(runtimeError(`Play: ${f.error}`))
 }
 
@@ -86,7 +76,7 @@ export const play: PromptModule<Play> = {
     if (!loop.ok) return loop.error
     const terminators = ctx.value(el.terminators)
     if (!terminators.ok) return terminators.error
-    const file = audioFile(source.value)
+    const file = audioFile(source.value, ctx.mediaDir)
     if (!file.ok) return runtimeError(`Play: ${file.error}`)
     const allowed = await ctx.checkMedia([file.value])
     if (!allowed.ok) return allowed.error
@@ -99,7 +89,7 @@ export const play: PromptModule<Play> = {
       const done = await ctx.exec(app('playback', file.value), EXEC_TIMEOUT_MS.media)
       if (!done.ok) return done.error
       const response = done.value['Application-Response'] ?? ''
-      if (FAILED.has(response)) return runtimeError(`Play: ${response.toLowerCase()}: ${source.value}`)
+      if (FAILED.has(response)) return runtimeError(`Play: ${response.toLowerCase()}: ${describe(source.value)}`)
       const used = done.value.variable_playback_terminator_used ?? ''
       if (terminators.value !== '' && used !== '' && terminators.value.includes(used)) break
     }

@@ -71,6 +71,8 @@ export interface ElementContext {
   readonly signal: AbortSignal
   /** The document being run (its Sections). */
   readonly document: IvrDocument
+  /** The prompt folder (`ivr.media_dir`): Play's file names are inside it (audio-source.ts). */
+  readonly mediaDir: string
 
   /** An attribute or text value; a template is rendered with the call's variables and checked. */
   value<T>(p: Param<T>): Result<T, Outcome>

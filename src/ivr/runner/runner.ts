@@ -102,6 +102,8 @@ export function createIvrRunner(deps: IvrRunnerDeps): IvrRunner {
       fetcher: deps.fetcher,
       logger: log,
       now,
+      // Read per call, so a reload (SIGHUP) applies to the next session.
+      mediaDir: deps.runtime().config.daemon.ivr.media_dir,
       ...(deps.elements !== undefined ? { elements: deps.elements } : {}),
     })
     sessions.set(p.uuid, session)

@@ -50,6 +50,8 @@ export interface SessionDeps {
   readonly fetcher: IvrFetcher
   readonly logger: Logger
   readonly now: () => Date
+  /** The prompt folder (config `ivr.media_dir`) where Play's file names are looked up. */
+  readonly mediaDir: string
   /** Element modules (tests may replace one). */
   readonly elements?: ElementTable
 }
@@ -63,6 +65,7 @@ export class IvrSession implements ElementContext {
   readonly uuid: string
   readonly domain: DomainDirectory
   readonly log: Logger
+  readonly mediaDir: string
   private readonly controller = new AbortController()
   private readonly elements: ElementTable | undefined
   private readonly legContext: LegContext
@@ -77,6 +80,7 @@ export class IvrSession implements ElementContext {
   constructor(d: SessionDeps) {
     this.uuid = d.uuid
     this.domain = d.domain
+    this.mediaDir = d.mediaDir
     this.legContext = d.leg
     this.elements = d.elements
     this.log = d.logger.child({ uuid: d.uuid, domain: d.domain.name })

@@ -29,17 +29,17 @@ t.test('Play: defaults and attributes', async (t) => {
     type: 'Play',
     loop: lit(1),
     terminators: lit(''),
-    source: lit('ivr/welcome.wav'),
+    source: lit({ kind: 'file', name: 'ivr/welcome.wav' }),
   })
   t.same(shape(first('<Play loop="5" terminators="#*1">  https://media.example.test/a.mp3  </Play>')), {
     type: 'Play',
     loop: lit(5),
     terminators: lit('#*1'),
-    source: lit('https://media.example.test/a.mp3'),
+    source: lit({ kind: 'url', url: 'https://media.example.test/a.mp3' }),
   })
-  t.same(shape(first('<Play>/usr/share/freeswitch/sounds/custom/hello_world-1.wav</Play>')).source, lit('/usr/share/freeswitch/sounds/custom/hello_world-1.wav'))
-  t.same(shape(first('<Play><![CDATA[http://m.example.test/a.wav?x=1&y=2]]></Play>')).source, lit('http://m.example.test/a.wav?x=1&y=2'))
-  t.same(shape(first('<Play>http://m.example.test/a.wav?x=1&amp;y=2</Play>')).source, lit('http://m.example.test/a.wav?x=1&y=2'))
+  t.same(shape(first('<Play>custom/hello_world-1.wav</Play>')).source, lit({ kind: 'file', name: 'custom/hello_world-1.wav' }))
+  t.same(shape(first('<Play><![CDATA[http://m.example.test/a.wav?x=1&y=2]]></Play>')).source, lit({ kind: 'url', url: 'http://m.example.test/a.wav?x=1&y=2' }))
+  t.same(shape(first('<Play>http://m.example.test/a.wav?x=1&amp;y=2</Play>')).source, lit({ kind: 'url', url: 'http://m.example.test/a.wav?x=1&y=2' }))
 })
 
 t.test('Speak: defaults and attributes', async (t) => {
@@ -100,7 +100,7 @@ t.test('GetDigits: every attribute, prompts and alerts', async (t) => {
   t.same(g.playBeep, lit(true))
   t.same(g.prompts.map((p) => p.type), ['Speak', 'Wait'])
   t.same(g.alerts.map((p) => p.type), ['Play', 'Speak'])
-  t.same(shape(g.alerts[0]), { type: 'Play', loop: lit(1), terminators: lit(''), source: lit('ivr/invalid.wav') })
+  t.same(shape(g.alerts[0]), { type: 'Play', loop: lit(1), terminators: lit(''), source: lit({ kind: 'file', name: 'ivr/invalid.wav' }) })
   t.same((first('<GetDigits finishOnKey=""/>') as GetDigits).finishOnKey, lit(''))
   t.same((first('<GetDigits playBeep="false"/>') as GetDigits).playBeep, lit(false))
 })

@@ -40,7 +40,7 @@ t.test('templated values are rendered and held to the literal rules', async (t) 
 
 t.test('run-time checks of text, targets and sections', async (t) => {
   const p = get('<Play>{{ file }}</Play>', 'Play')
-  t.same(resolveParam(p.source, { file: 'ivr/welcome.wav' }, env), { ok: true, value: 'ivr/welcome.wav' })
+  t.same(resolveParam(p.source, { file: 'ivr/welcome.wav' }, env), { ok: true, value: { kind: 'file', name: 'ivr/welcome.wav' } })
   t.match(resolveParam(p.source, { file: '../../etc/passwd' }, env), { ok: false, error: /^Play text "\{\{ file \}\}" gave "..\/..\/etc\/passwd": must be an audio file path/ })
   t.match(resolveParam(p.source, { file: '${system(ls)}' }, env), { ok: false, error: /must be an audio file path/ })
 

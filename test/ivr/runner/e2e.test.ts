@@ -101,7 +101,7 @@ async function setup(t: Test): Promise<E2e> {
     ],
     sim: { pstn: { default: { answer_after: 1 } } },
   })
-  const daemon = daemonSchema.parse({ freeswitch: { mode: 'simulator' }, xml_curl: { username: 'freeswitch', password: 'xml-curl-secret' } })
+  const daemon = daemonSchema.parse({ freeswitch: { mode: 'simulator' }, xml_curl: { username: 'freeswitch', password: 'xml-curl-secret' }, ivr: { media_dir: '/prompts' } })
   const rt = runtimeOf({ file: '/test/daemon.yaml', daemon, domains: [domain] })
   // The xml_curl router needs the runner's IvrHandoff before the runner (which needs the PBX) exists.
   const late: { runner?: IvrRunner } = {}
@@ -164,10 +164,10 @@ t.test('a phone dials an IVR extension: document fetched, prompts, digits, actio
   t.same(afterPark(apps), [
     'answer',
     'speak flite|kal|Welcome',
-    'play_and_get_digits 1 2 1 5000 # ivr/menu.wav silence_stream://1 cod_ivr_digits . 5000',
+    'play_and_get_digits 1 2 1 5000 # /prompts/ivr/menu.wav silence_stream://1 cod_ivr_digits . 5000',
     'set playback_terminators=none',
-    'playback ivr/you-chose.wav',
-    'playback ivr/you-chose.wav',
+    'playback /prompts/ivr/you-chose.wav',
+    'playback /prompts/ivr/you-chose.wav',
   ])
   const [first, second] = e.app.requests
   t.equal(first?.path, '/menu')

@@ -33,13 +33,13 @@ t.test('attributes and prompts: files, quoted TTS, silence, beep', async (t) => 
     { script: inputs('12') },
   )
   t.same(pagd(r), [
-    "play_and_get_digits 1 4 1 7000 * 'file_string://menu.wav!menu.wav!tts://flite|kal|Press one, or two.!silence_stream://500!tone_stream://%(250,0,800)' silence_stream://1 cod_ivr_digits . 2000",
+    "play_and_get_digits 1 4 1 7000 * 'file_string:///prompts/menu.wav!/prompts/menu.wav!tts://flite|kal|Press one, or two.!silence_stream://500!tone_stream://%(250,0,800)' silence_stream://1 cod_ivr_digits . 2000",
   ])
 })
 
 t.test('finishOnKey="" means no finish key (FreeSWITCH would default to #)', async (t) => {
   const r = await runInline(t, wrap('<GetDigits finishOnKey="" numDigits="1"><Play>a.wav</Play></GetDigits>'), { script: inputs('5') })
-  t.same(pagd(r), ['play_and_get_digits 1 1 1 5000 none a.wav silence_stream://1 cod_ivr_digits . 5000'])
+  t.same(pagd(r), ['play_and_get_digits 1 1 1 5000 none /prompts/a.wav silence_stream://1 cod_ivr_digits . 5000'])
 })
 
 t.test('no input: the next try, no alert; after maxTries Digits is empty and the next element runs', async (t) => {
@@ -49,7 +49,7 @@ t.test('no input: the next try, no alert; after maxTries Digits is empty and the
     { script: inputs('', '', '') },
   )
   t.equal(pagd(r).length, 3)
-  t.notOk(r.pbx.apps().includes('playback bad.wav'), 'no alert after no input')
+  t.notOk(r.pbx.apps().includes('playback /prompts/bad.wav'), 'no alert after no input')
   t.equal(r.pbx.apps().at(-1), 'speak flite|kal|got []')
   t.same(r.fetcher.requests, [], 'no input: the action is not fetched')
 })
@@ -63,10 +63,10 @@ t.test('invalid input: the alert prompts, then the next try; valid input wins', 
     { script: inputs('9', '', '2') },
   )
   t.same(r.pbx.apps(), [
-    'play_and_get_digits 1 99 1 5000 # p.wav silence_stream://1 cod_ivr_digits . 5000',
-    'playback file_string://tts://flite|kal|Only one, two or three!bad.wav',
-    'play_and_get_digits 1 99 1 5000 # p.wav silence_stream://1 cod_ivr_digits . 5000',
-    'play_and_get_digits 1 99 1 5000 # p.wav silence_stream://1 cod_ivr_digits . 5000',
+    'play_and_get_digits 1 99 1 5000 # /prompts/p.wav silence_stream://1 cod_ivr_digits . 5000',
+    'playback file_string://tts://flite|kal|Only one, two or three!/prompts/bad.wav',
+    'play_and_get_digits 1 99 1 5000 # /prompts/p.wav silence_stream://1 cod_ivr_digits . 5000',
+    'play_and_get_digits 1 99 1 5000 # /prompts/p.wav silence_stream://1 cod_ivr_digits . 5000',
     'speak flite|kal|2',
   ])
 })

@@ -34,9 +34,16 @@ export const domain = {
 }
 
 export function makeRuntime(): Runtime {
-  const daemon = daemonSchema.parse({ freeswitch: { mode: 'simulator' }, xml_curl: { username: 'freeswitch', password: 'xml-curl-secret' } })
+  const daemon = daemonSchema.parse({
+    freeswitch: { mode: 'simulator' },
+    xml_curl: { username: 'freeswitch', password: 'xml-curl-secret' },
+    ivr: { media_dir: MEDIA_DIR },
+  })
   return runtimeOf({ file: '/test/daemon.yaml', daemon, domains: [domainSchema.parse(domain)] })
 }
+
+/** The prompt folder of these tests (ivr.media_dir): Play's file names are played from it. */
+export const MEDIA_DIR = '/prompts'
 
 export const wrap = (inner: string): string => `<IVR>${inner}</IVR>`
 

@@ -30,8 +30,8 @@ t.test('speak text cannot expand, set TTS parameters or break the line', async (
 })
 
 t.test('audio URLs: through mod_http_cache, characters with a meaning to FreeSWITCH encoded', async (t) => {
-  t.same(audioFile('sounds/hello.wav'), { ok: true, value: 'sounds/hello.wav' })
-  const u = audioFile("https://media.example.test/a b/x!y'z$(1)@@2.wav?q={v}|w#frag")
+  t.same(audioFile({ kind: 'file', name: 'sounds/hello.wav' }, '/prompts'), { ok: true, value: '/prompts/sounds/hello.wav' })
+  const u = audioFile({ kind: 'url', url: "https://media.example.test/a b/x!y'z$(1)@@2.wav?q={v}|w#frag" }, '/prompts')
   t.ok(u.ok)
   if (!u.ok) return
   t.equal(u.value, 'http_cache://https://media.example.test/a%20b/x%21y%27z%24%281%29%40%402.wav?q=%7Bv%7D%7Cw')
@@ -51,24 +51,24 @@ t.test('Answer answers once; an answered call is not answered again', async (t) 
 
 t.test('Play: defaults (no terminators, once), answers first', async (t) => {
   const r = await runInline(t, wrap('<Play>ivr/welcome.wav</Play>'), { answered: false })
-  t.same(r.pbx.apps(), ['answer', 'set playback_terminators=none', 'playback ivr/welcome.wav'])
+  t.same(r.pbx.apps(), ['answer', 'set playback_terminators=none', 'playback /prompts/ivr/welcome.wav'])
 })
 
 t.test('Play: loop and terminators; a terminator stops the loop', async (t) => {
   const r = await runInline(t, wrap('<Play loop="3" terminators="#*">a.wav</Play><Play loop="2">b.wav</Play>'))
   t.same(r.pbx.apps(), [
     'set playback_terminators=#*',
-    'playback a.wav',
-    'playback a.wav',
-    'playback a.wav',
+    'playback /prompts/a.wav',
+    'playback /prompts/a.wav',
+    'playback /prompts/a.wav',
     'set playback_terminators=none',
-    'playback b.wav',
-    'playback b.wav',
+    'playback /prompts/b.wav',
+    'playback /prompts/b.wav',
   ])
   const s = await runInline(t, wrap('<Play loop="3" terminators="#">a.wav</Play><Speak>after</Speak>'), {
     script: (rec, i) => (rec.app === 'playback' && i === 2 ? { kind: 'complete', vars: { playback_terminator_used: '#' } } : undefined),
   })
-  t.same(s.pbx.apps(), ['set playback_terminators=#', 'playback a.wav', 'playback a.wav', 'speak flite|kal|after'], 'stopped by # on the 2nd play')
+  t.same(s.pbx.apps(), ['set playback_terminators=#', 'playback /prompts/a.wav', 'playback /prompts/a.wav', 'speak flite|kal|after'], 'stopped by # on the 2nd play')
 })
 
 t.test('Play: an http URL is played through http_cache', async (t) => {
@@ -94,7 +94,7 @@ t.test('Play and GetDigits prompts: a media URL the fetch rules refuse is a runt
 t.test('Play: a missing file is a runtime error (call ends, or the error handler runs)', async (t) => {
   const missing = (rec: { app: string }) => (rec.app === 'playback' ? { kind: 'complete' as const, response: 'FILE NOT FOUND' } : undefined)
   const r = await runInline(t, wrap('<Play>nope.wav</Play><Speak>not reached</Speak>'), { script: missing })
-  t.same(r.pbx.apps(), ['set playback_terminators=none', 'playback nope.wav'])
+  t.same(r.pbx.apps(), ['set playback_terminators=none', 'playback /prompts/nope.wav'])
   t.same(kills(r), ['NORMAL_TEMPORARY_FAILURE'])
   const h = await runInline(
     t,

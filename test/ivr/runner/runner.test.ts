@@ -125,7 +125,7 @@ t.test('the caller hangs up mid-document: the session stops cleanly, nothing lea
   t.equal(r.pbx.listenerCount(), listenersBefore, 'the runner listens once, for every session')
   r.parkInline(wrap('<Speak>hi</Speak><GetDigits action="https://app.example.test/x"><Play>menu.wav</Play></GetDigits><Speak>never</Speak><Park/>'))
   await r.settle()
-  t.same(r.pbx.apps(), ['speak flite|kal|hi', 'play_and_get_digits 1 99 1 5000 # menu.wav silence_stream://1 cod_ivr_digits . 5000'])
+  t.same(r.pbx.apps(), ['speak flite|kal|hi', 'play_and_get_digits 1 99 1 5000 # /prompts/menu.wav silence_stream://1 cod_ivr_digits . 5000'])
   t.same(kills(r), [], 'a gone call is not hung up again')
   t.same(r.fetcher.requests, [], 'and nothing is fetched for it')
   t.equal(r.runner.activeSessions(), 0)
@@ -179,7 +179,7 @@ t.test('CHANNEL_ANSWER while the IVR runs: no second answer', async (t) => {
   r.pbx.channel(r.uuid).answered = true
   r.pbx.emit({ 'Event-Name': 'CHANNEL_ANSWER', 'Unique-ID': r.uuid, 'Caller-Channel-Answered-Time': '1795327686400000' })
   await r.settle()
-  t.same(r.pbx.apps(), ['set playback_terminators=none', 'playback a.wav'])
+  t.same(r.pbx.apps(), ['set playback_terminators=none', 'playback /prompts/a.wav'])
   t.equal(r.fetcher.requests.find((q) => q.kind === 'json')?.params.AnswerTime, '1795327686400000')
 })
 
