@@ -47,6 +47,8 @@ export class Simulator {
   private readonly core: SwitchCore
   private readonly esl: EslServer
   private readonly log: Array<{ at: number; text: string }> = []
+  /** Once shutting down (close(), or `fsctl shutdown`): the one shutdown in progress. */
+  private closing: Promise<void> | undefined
 
   constructor(opts: SimulatorOptions) {
     const logger = opts.logger ?? silentLogger()
@@ -63,6 +65,7 @@ export class Simulator {
       apps: APPS,
       dialplan: huntDialplan,
       api: (sw, cmd, arg) => syncApi(sw, cmd, arg)?.text ?? '',
+      shutdown: () => void this.close(),
     })
     this.esl = new EslServer({
       sw: this.core,
@@ -82,11 +85,14 @@ export class Simulator {
    * SHUTDOWN event first, then every channel hung up (SYSTEM_SHUTDOWN), then the shutdown
    * notice on every event socket and the close; timers stop.
    */
-  async close(): Promise<void> {
-    this.core.bus.fire('SHUTDOWN', [['Event-Info', 'System Shutting Down']])
-    await this.core.close()
-    this.esl.shutDownConnections()
-    await this.esl.close()
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.core.bus.fire('SHUTDOWN', [['Event-Info', 'System Shutting Down']])
+      await this.core.close()
+      this.esl.shutDownConnections()
+      await this.esl.close()
+    })()
+    return this.closing
   }
 
   /** Config reload: terminals and PSTN behaviours follow the new domains. */

@@ -67,3 +67,21 @@ t.test('from the shutdown notice on: /healthz 503 and 503 pbx_unavailable, nothi
   const after = await s.call('call_user', { user_name: 'quick', destination: '0311112222' })
   t.equal(after.status, 200, 'placed again once reconnected')
 })
+
+t.test('`fsctl shutdown` on any event socket: +OK, then the same shutdown', async (t) => {
+  const sim = new Simulator({ domains: [], password: 'ClueCon' })
+  const port = await sim.listen(0)
+  t.teardown(() => sim.close())
+  const sock = net.connect(port, '127.0.0.1')
+  t.teardown(() => sock.destroy())
+  let received = ''
+  let ended = false
+  sock.on('data', (d: Buffer) => (received += d.toString('utf8')))
+  sock.on('end', () => (ended = true))
+  await waitFor('auth/request', () => received.includes('auth/request'))
+  sock.write('auth ClueCon\n\nevent json SHUTDOWN\n\napi fsctl shutdown\n\n')
+  await waitFor('FIN', () => ended)
+  t.match(received, /Content-Type: api\/response\nContent-Length: 4\n\n\+OK\n/, 'answered +OK')
+  t.ok(received.indexOf('"Event-Name":"SHUTDOWN"') > received.indexOf('+OK\n'), 'then the SHUTDOWN event')
+  t.match(received, /The system is being shut down\.\n$/, 'the notice last')
+})

@@ -132,6 +132,10 @@ export function syncApi(sw: Switch, cmd: string, arg: string): ApiReply | undefi
     }
     case 'hupall':
       return { text: hupall(sw, arg) }
+    case 'fsctl':
+      // `fsctl shutdown` answers +OK, then the switch shuts down (esl/26-fsctl-shutdown.txt).
+      if (arg.trim() === 'shutdown') return { text: '+OK\n', after: () => sw.requestShutdown() }
+      return usage('[shutdown]')
     default:
       return undefined
   }

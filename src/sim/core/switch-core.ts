@@ -34,6 +34,8 @@ export interface CoreOptions {
   readonly dialplan: DialplanHunter
   /** Synchronous API commands for `${api(args)}`. */
   readonly api: ApiHandler
+  /** `fsctl shutdown`: shuts the whole switch down, sockets included (the simulator's close()). */
+  readonly shutdown?: () => void
 }
 
 export class SwitchCore implements Switch {
@@ -56,7 +58,10 @@ export class SwitchCore implements Switch {
   private readonly thread: SessionThread
   private readonly bridges: Bridging
 
+  private readonly shutdownHook: (() => void) | undefined
+
   constructor(opts: CoreOptions) {
+    this.shutdownHook = opts.shutdown
     this.clock = new Clock(opts.timeScale)
     this.registry = opts.registry
     this.logger = opts.logger
@@ -206,6 +211,10 @@ export class SwitchCore implements Switch {
   }
 
   // ---------------------------------------------------------------- shutdown
+
+  requestShutdown(): void {
+    this.shutdownHook?.()
+  }
 
   /** Hangs every channel up (SYSTEM_SHUTDOWN), waits (at most 2 s) for their destruction, stops the timers. */
   async close(): Promise<void> {

@@ -71,6 +71,9 @@ export interface Switch {
   readonly sessionsSinceStartup: number
   readonly peakSessions: number
 
+  /** `fsctl shutdown`: the switch shuts down as FreeSWITCH does (the composition root knows how). */
+  requestShutdown(): void
+
   newUuid(): string
   /** switch_channel_expand_variables on a session's variables (and caller profile fields). */
   expand(s: Session | undefined, text: string): string
