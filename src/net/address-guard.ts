@@ -1,22 +1,25 @@
 /**
- * SSRF guard: may an IVR fetch (document, action, Redirect, GetJSON) connect to this IP address?
+ * The daemon's one outbound address policy: may a request the daemon makes on someone else's
+ * behalf (a result callback, an IVR document, `<GetJSON>`, `<Redirect>`, a prompt URL handed to
+ * FreeSWITCH) connect to this IP address?
  *
- * It sits in net/, below every part, because it is the daemon's one outbound address policy:
- * the configuration parses its allow-list with it, and whatever part connects somewhere an
- * untrusted party named (IVR fetches and prompt URLs today) asks it.
+ * It sits in net/, below every part. The configuration parses the allow-lists with it
+ * (`callbacks.allow`, `ivr.fetch_allow`), the one outbound transport (transport.ts) asks it
+ * for every address a host resolves to and again when the connection is opened
+ * (guarded-connect.ts), and the API asks it about a callback_url's literal host (policy.ts).
  *
- * IVR URLs come from API clients and from fetched documents, so they are untrusted. The guard
+ * Those URLs come from API clients and from fetched documents, so they are untrusted. The guard
  * refuses every address that is not a plain public unicast address (loopback, private, CGNAT,
  * link-local, unique-local, multicast, broadcast, reserved, documentation, benchmarking,
  * deprecated IPv4-compatible IPv6, and IPv6 forms that embed a refused IPv4: IPv4-mapped,
- * NAT64 64:ff9b::/96, 6to4 2002::/16), unless the operator allowed the address through
- * `ivr.fetch_allow` (a list of CIDRs).
+ * NAT64 64:ff9b::/96, 6to4 2002::/16), unless the operator allowed the address through the
+ * path's allow-list (a list of CIDRs).
  *
  * Cloud metadata endpoints are refused even inside an allowed range: only an allow-list entry
  * naming exactly that host (/32 or /128) unlocks one, so that allowing e.g. 169.254.0.0/16 for
  * a link-local IVR server does not also hand out the machine's cloud credentials.
  *
- * The guard only sees addresses: the fetcher resolves host names itself and checks every
+ * The guard only sees addresses: the transport resolves host names itself and checks every
  * resolved address (odd textual forms such as `http://2130706433/` or `0x7f.1` are normalised to
  * dotted IPv4 by the WHATWG URL parser first, and whatever getaddrinfo makes of a name is
  * checked after resolution).
@@ -162,7 +165,7 @@ export const parseCidr = (text: string): Result<Cidr, string> => {
 }
 
 /**
- * Validate the operator's allow-list (`ivr.fetch_allow`). Config validation uses this too, so a
+ * Validate an operator allow-list (`callbacks.allow`, `ivr.fetch_allow`). Config validation uses this, so a
  * bad entry stops the start with the entry and the reason.
  */
 export const parseCidrList = (list: readonly string[]): Result<Cidr[], string> => {
@@ -274,7 +277,7 @@ const exactlyAllowed = (allow: readonly Cidr[], ip: Ip): boolean =>
   allow.some((c) => c.prefix === bitsOf(c.family) && contains(c, ip))
 
 /**
- * May a fetch connect to `address` (a literal IP as dns.lookup returns it)?
+ * May an outbound request connect to `address` (a literal IP as dns.lookup returns it)?
  * Anything that does not parse as an IP address is refused ("invalid").
  */
 export const checkAddress = (address: string, allow: readonly Cidr[]): AddressVerdict => {

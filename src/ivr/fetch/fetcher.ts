@@ -3,8 +3,9 @@
  * docs/ivr.md ("Fetching") and docs/design.md "Security rules":
  *
  * - http/https only; every redirect hop is checked again (fetch-url.ts);
- * - the host is resolved here (all addresses), EVERY address must pass the address guard, and
- *   the connection is pinned to the checked addresses (pinned-address.ts, request.ts), so a
+ * - every request goes through the daemon's one outbound transport (src/net/transport.ts): the
+ *   host is resolved once (all addresses), EVERY address must pass the address guard and the
+ *   operator's `ivr.fetch_allow`, and the connection is pinned to the checked addresses, so a
  *   DNS answer that changes between check and connect (DNS rebinding) cannot redirect it;
  * - one overall timeout per URL (DNS, connect, redirects and body), a body size cap (aborted as
  *   soon as it is passed), non-2xx is a failure;
@@ -16,48 +17,70 @@
  * Failures are values (FetchError, errors.ts).
  */
 import type { Cidr } from '../../net/address-guard.js'
+import type { Resolver } from '../../net/policy.js'
+import { createTransport, type OutboundTransport } from '../../net/transport.js'
 import type { Logger } from '../../util/logger.js'
 import { err, ok, type Result } from '../../util/result.js'
 import { decodeBody } from './decode.js'
 import { fetchError, type FetchError } from './errors.js'
 import { checkUrlTarget, fetchUrl } from './fetch-url.js'
-import { defaultLookup } from './pinned-address.js'
 import type { HttpSettings, IvrFetcher } from './types.js'
 import { redactRaw } from './urls.js'
 
 export type { FetchError, FetchErrorKind } from './errors.js'
 export type { FetchedDocument, HttpMethod, IvrFetcher } from './types.js'
 
-export interface FetcherOptions {
-  /** Operator allow-list (`ivr.fetch_allow`, parsed with parseCidrList). */
-  readonly allow: readonly Cidr[]
+/** Where requests go: the daemon's IVR transport, or one built here from an allow-list. */
+export type FetcherTransport =
+  | { readonly transport: OutboundTransport }
+  | {
+      /** Operator allow-list (`ivr.fetch_allow`, parsed with parseCidrList). */
+      readonly allow: readonly Cidr[]
+      /** Host name to addresses; default the system resolver. Tests inject one. */
+      readonly lookup?: Resolver
+      /** Trusted CA certificates for https; replaces the default roots (private IVR servers, tests). */
+      readonly ca?: string | Buffer | ReadonlyArray<string | Buffer>
+    }
+
+export type FetcherOptions = FetcherTransport & {
   /** Per URL, covering DNS, connect, redirects and the body. Default 5000. */
   readonly timeoutMs?: number
   /** Largest body accepted. Default 256 KiB. */
   readonly maxBytes?: number
   /** Redirects followed per URL. Default 3. */
   readonly maxRedirects?: number
-  /** Host name to addresses; default dns.lookup (all addresses). Tests inject one. */
-  readonly lookup?: (host: string) => Promise<string[]>
   /**
    * fetchDocument only: validates a 2xx body (e.g. parse it as an IVR document). An error
    * makes the URL fail with `invalid_body` and the next URL of the list is tried.
    */
   readonly accept?: (body: string, contentType: string) => Result<unknown, string>
-  /** Trusted CA certificates for https; replaces the default roots (private IVR servers, tests). */
-  readonly ca?: string | Buffer | ReadonlyArray<string | Buffer>
   readonly userAgent?: string
   readonly logger: Logger
 }
 
+/** The IVR's transport: its allow-list is `ivr.fetch_allow`. */
+export const createIvrTransport = (o: {
+  readonly allow: () => readonly Cidr[]
+  readonly lookup?: Resolver
+  readonly ca?: string | Buffer | ReadonlyArray<string | Buffer>
+}): OutboundTransport =>
+  createTransport({
+    allow: o.allow,
+    setting: 'ivr.fetch_allow',
+    ...(o.lookup !== undefined ? { resolver: o.lookup } : {}),
+    ...(o.ca !== undefined ? { ca: o.ca } : {}),
+  })
+
 export const createFetcher = (opts: FetcherOptions): IvrFetcher => {
+  const transport =
+    'transport' in opts
+      ? opts.transport
+      : createIvrTransport({ allow: () => opts.allow, ...(opts.lookup !== undefined ? { lookup: opts.lookup } : {}), ...(opts.ca !== undefined ? { ca: opts.ca } : {}) })
   const s: HttpSettings = {
-    allow: opts.allow,
+    transport,
     timeoutMs: opts.timeoutMs ?? 5000,
     maxBytes: opts.maxBytes ?? 256 * 1024,
     maxRedirects: opts.maxRedirects ?? 3,
-    lookup: opts.lookup ?? defaultLookup,
-    ca: opts.ca,
     userAgent: opts.userAgent ?? 'fs-call-originator-ivr',
   }
   const log = opts.logger

@@ -1,18 +1,17 @@
 /**
- * One HTTP exchange with the checked addresses: the connection pinned to them (a fresh socket
- * per request, never pooled), the Host header and the TLS server name (SNI and certificate
- * check) kept as the URL's host name, no compression (the size cap then counts the bytes that
- * are parsed: no zip bombs), and the body cut off as soon as it passes the cap. A redirect is
- * returned for the caller to check and follow; any other non-2xx status is a failure.
+ * One HTTP exchange of an IVR fetch, through the daemon's one outbound transport
+ * (src/net/transport.ts), which resolves the host once, checks every address, pins the
+ * connection to the checked ones, caps the body and ends the exchange at its deadline. This
+ * adds what is the IVR's: user info of the URL as Basic auth, the Accept header, the form body,
+ * and what an answer means: a redirect is returned for the caller to check and follow; any
+ * other non-2xx status, and a compressed body, are failures.
  */
-import http from 'node:http'
-import https from 'node:https'
-import { isIP } from 'node:net'
 import { err, ok, type Result } from '../../util/result.js'
-import { fetchError, type FetchError } from './errors.js'
-import { pinnedLookup, type PinnedAddress } from './pinned-address.js'
+import type { OutboundError } from '../../net/outbound-error.js'
+import { bareHostname } from '../../net/policy.js'
+import { fetchError, type FetchError, type FetchErrorKind } from './errors.js'
 import type { HttpMethod, HttpSettings } from './types.js'
-import { bareHost, redact } from './urls.js'
+import { redact } from './urls.js'
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308])
 
@@ -23,115 +22,71 @@ export type Hop =
 
 export interface HopRequest {
   readonly url: URL
-  readonly addresses: readonly PinnedAddress[]
   readonly method: HttpMethod
   /** The form-encoded POST body; undefined for a GET. */
   readonly body: string | undefined
   readonly acceptHeader: string
-  /** Aborted when the URL's overall timeout expires. */
-  readonly signal: AbortSignal
+  /** What is left of the URL's overall timeout (DNS, connect, redirects and body). */
+  readonly budgetMs: number
 }
 
-export function requestOnce(r: HopRequest, s: HttpSettings): Promise<Result<Hop, FetchError>> {
-  const { url, addresses, method, body, acceptHeader, signal } = r
-  return new Promise((resolve) => {
-    const shown = redact(url)
-    let settled = false
-    const headers: Record<string, string> = {
-      host: url.host,
-      'user-agent': s.userAgent,
-      accept: acceptHeader,
-      // No compression: the size cap then counts the bytes that are parsed (no zip bombs).
-      'accept-encoding': 'identity',
-      connection: 'close',
+const KINDS: Record<OutboundError['kind'], FetchErrorKind> = {
+  refused: 'blocked_address',
+  bad_url: 'bad_url',
+  dns: 'network',
+  timeout: 'timeout',
+  aborted: 'timeout',
+  too_large: 'too_large',
+  network: 'network',
+}
+
+/** The transport's failure in the fetcher's words; timeouts name the URL's whole budget. */
+function fetchErrorOf(e: OutboundError, url: URL, s: HttpSettings): FetchError {
+  const shown = redact(url)
+  if (e.kind === 'timeout' && e.phase === 'resolving') {
+    return fetchError('timeout', shown, `no answer within ${s.timeoutMs} ms (resolving ${bareHostname(url.hostname)})`)
+  }
+  if (e.kind === 'timeout' || e.kind === 'aborted') return fetchError('timeout', shown, `no complete answer within ${s.timeoutMs} ms`)
+  return fetchError(KINDS[e.kind], shown, e.message)
+}
+
+export async function requestOnce(r: HopRequest, s: HttpSettings): Promise<Result<Hop, FetchError>> {
+  const { url, method, body, acceptHeader } = r
+  const headers: Record<string, string> = { 'user-agent': s.userAgent, accept: acceptHeader }
+  if (body !== undefined) headers['content-type'] = 'application/x-www-form-urlencoded'
+  let target = url
+  if (url.username !== '' || url.password !== '') {
+    let user: string
+    let pass: string
+    try {
+      user = decodeURIComponent(url.username)
+      pass = decodeURIComponent(url.password)
+    } catch {
+      return err(fetchError('bad_url', redact(url), 'user information is not valid percent-encoding'))
     }
-    if (body !== undefined) {
-      headers['content-type'] = 'application/x-www-form-urlencoded'
-      headers['content-length'] = String(Buffer.byteLength(body))
-    }
-    const host = bareHost(url)
-    const options: https.RequestOptions = {
-      host,
-      port: url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port),
-      path: `${url.pathname}${url.search}`,
-      method,
-      headers,
-      // A fresh connection per request: a pooled socket would skip the per-request pinning.
-      agent: false,
-      lookup: pinnedLookup(addresses),
-    }
-    if (url.username !== '' || url.password !== '') {
-      options.auth = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`
-    }
-    if (url.protocol === 'https:') {
-      // SNI and the certificate check use the host name, never the pinned address.
-      if (isIP(host) === 0) options.servername = host
-      if (s.ca !== undefined) options.ca = typeof s.ca === 'string' || Buffer.isBuffer(s.ca) ? s.ca : [...s.ca]
-    }
-    const finish = (result: Result<Hop, FetchError>): void => {
-      if (settled) return
-      settled = true
-      signal.removeEventListener('abort', onAbort)
-      resolve(result)
-    }
-    const onAbort = (): void => {
-      finish(err(fetchError('timeout', shown, `no complete answer within ${s.timeoutMs} ms`)))
-      req.destroy()
-    }
-    const req = (url.protocol === 'https:' ? https : http).request(options, (res) => {
-      const status = res.statusCode ?? 0
-      const location = res.headers.location
-      if (REDIRECTS.has(status) && location !== undefined) {
-        finish(ok({ kind: 'redirect', status, location }))
-        res.destroy()
-        return
-      }
-      if (status < 200 || status > 299) {
-        finish(err(fetchError('http_status', shown, `HTTP ${status}${res.statusMessage ? ` ${res.statusMessage.slice(0, 80)}` : ''}`, status)))
-        res.destroy()
-        return
-      }
-      const encoding = res.headers['content-encoding']
-      if (encoding !== undefined && encoding.toLowerCase() !== 'identity') {
-        finish(err(fetchError('invalid_body', shown, `unsupported Content-Encoding "${encoding.slice(0, 40)}"`)))
-        res.destroy()
-        return
-      }
-      const declared = Number(res.headers['content-length'])
-      if (Number.isFinite(declared) && declared > s.maxBytes) {
-        finish(err(fetchError('too_large', shown, `body of ${declared} bytes is larger than ${s.maxBytes} bytes`)))
-        res.destroy()
-        return
-      }
-      const chunks: Buffer[] = []
-      let size = 0
-      let ended = false
-      res.on('data', (chunk: Buffer) => {
-        size += chunk.length
-        if (size > s.maxBytes) {
-          finish(err(fetchError('too_large', shown, `body is larger than ${s.maxBytes} bytes`)))
-          res.destroy()
-          return
-        }
-        chunks.push(chunk)
-      })
-      res.on('end', () => {
-        ended = true
-        finish(ok({ kind: 'body', status, contentType: res.headers['content-type'] ?? '', bytes: Buffer.concat(chunks, size) }))
-      })
-      res.on('error', (e) => finish(err(fetchError('network', shown, `connection failed while reading the body: ${e.message}`))))
-      res.on('close', () => {
-        if (!ended) finish(err(fetchError('network', shown, 'connection closed before the body ended')))
-      })
-    })
-    req.on('error', (e: NodeJS.ErrnoException) => {
-      finish(err(fetchError('network', shown, `${e.code ?? 'error'}: ${e.message}`)))
-    })
-    if (signal.aborted) {
-      onAbort()
-      return
-    }
-    signal.addEventListener('abort', onAbort, { once: true })
-    req.end(body)
+    headers.authorization = `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`
+    target = new URL(redact(url))
+  }
+  const res = await s.transport.request({
+    url: target,
+    method,
+    headers,
+    ...(body !== undefined ? { body } : {}),
+    timeoutMs: Math.max(1, r.budgetMs),
+    maxBytes: s.maxBytes,
+    overflow: 'fail',
   })
+  if (!res.ok) return err(fetchErrorOf(res.error, url, s))
+  const { status, headers: h } = res.value
+  const shown = redact(url)
+  const location = h.location
+  if (REDIRECTS.has(status) && location !== undefined) return ok({ kind: 'redirect', status, location })
+  if (status < 200 || status > 299) {
+    return err(fetchError('http_status', shown, `HTTP ${status}${res.value.statusText !== '' ? ` ${res.value.statusText}` : ''}`, status))
+  }
+  const encoding = h['content-encoding']
+  if (encoding !== undefined && encoding.toLowerCase() !== 'identity') {
+    return err(fetchError('invalid_body', shown, `unsupported Content-Encoding "${encoding.slice(0, 40)}"`))
+  }
+  return ok({ kind: 'body', status, contentType: h['content-type'] ?? '', bytes: res.value.body })
 }

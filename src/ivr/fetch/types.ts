@@ -2,7 +2,7 @@
  * What the fetcher offers the IVR runner (IvrFetcher) and what its steps share: the settings
  * of one HTTP exchange, resolved once from FetcherOptions.
  */
-import type { Cidr } from '../../net/address-guard.js'
+import type { OutboundTransport } from '../../net/transport.js'
 import type { Result } from '../../util/result.js'
 import type { FetchError } from './errors.js'
 
@@ -50,12 +50,11 @@ export interface IvrFetcher {
 
 /** FetcherOptions with their defaults applied: what every step of a fetch reads. */
 export interface HttpSettings {
-  readonly allow: readonly Cidr[]
+  /** The one outbound transport (src/net/transport.ts), with the IVR's allow-list. */
+  readonly transport: OutboundTransport
   /** Per URL, covering DNS, connect, redirects and the body. */
   readonly timeoutMs: number
   readonly maxBytes: number
   readonly maxRedirects: number
-  readonly lookup: (host: string) => Promise<string[]>
-  readonly ca: string | Buffer | ReadonlyArray<string | Buffer> | undefined
   readonly userAgent: string
 }

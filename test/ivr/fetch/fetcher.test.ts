@@ -9,7 +9,7 @@ import { silentLogger } from '../../../src/util/logger.js'
 import { parseCidrList, type Cidr } from '../../../src/net/address-guard.js'
 import { decodeBody } from '../../../src/ivr/fetch/decode.js'
 import { createFetcher, type FetcherOptions } from '../../../src/ivr/fetch/fetcher.js'
-import { pinnedLookup } from '../../../src/ivr/fetch/pinned-address.js'
+import { pinnedLookup } from '../../../src/net/guarded-connect.js'
 import { splitUrlList } from '../../../src/ivr/fetch/urls.js'
 
 /** What the helpers below need of a (sub)test. */
