@@ -37,15 +37,20 @@ export class Ledger {
     return this.sent.filter((s) => s.status !== 0 && s.status !== 200)
   }
 
-  /** No reply at all (the connection died): excluded from the error-reply check. */
+  /** No reply although the request may have reached the daemon (the connection died): excluded from the error-reply check. */
   get unknown(): Sent[] {
-    return this.sent.filter((s) => s.status === 0)
+    return this.sent.filter((s) => s.status === 0 && s.neverSent !== true)
+  }
+
+  /** Connection refused: the daemon was down, the request never reached it. */
+  get neverSent(): Sent[] {
+    return this.sent.filter((s) => s.neverSent === true)
   }
 
   statusCounts(): Record<string, number> {
     const counts: Record<string, number> = {}
     for (const s of this.sent) {
-      const key = s.status === 0 ? 'no reply' : s.status === 200 ? '200' : `${s.status} ${s.json?.error?.id ?? '?'}`
+      const key = s.neverSent === true ? 'refused (daemon down)' : s.status === 0 ? 'no reply' : s.status === 200 ? '200' : `${s.status} ${s.json?.error?.id ?? '?'}`
       counts[key] = (counts[key] ?? 0) + 1
     }
     return counts
@@ -113,7 +118,8 @@ export async function runLoad(
       while (!o.stop()) {
         const { op, body } = o.request(n++)
         const s = await ledger.post(stack, op, body)
-        if (s.status === 0 || s.status === 503) await sleep(50)
+        if (s.neverSent === true) await sleep(100)
+        else if (s.status === 0 || s.status === 503) await sleep(50)
         else if (o.pauseMs !== undefined) await sleep(o.pauseMs)
       }
     }),

@@ -29,6 +29,8 @@ export class EslObserver {
   readonly live = new Map<string, ObservedChannel>()
   /** Every request id that ever had a channel, with the first time seen. */
   readonly rungRequestIds = new Map<string, number>()
+  /** How many channels each request id had, over all time. */
+  readonly channelsByRequest = new Map<string, number>()
   readonly peakByDomain = new Map<string, number>()
   peakTotal = 0
   created = 0
@@ -123,7 +125,10 @@ export class EslObserver {
       const ch: ObservedChannel = { uuid, domain: domainOf(ev), requestId, createdAt: Date.now() }
       this.created++
       this.live.set(uuid, ch)
-      if (requestId !== undefined && !this.rungRequestIds.has(requestId)) this.rungRequestIds.set(requestId, ch.createdAt)
+      if (requestId !== undefined) {
+        if (!this.rungRequestIds.has(requestId)) this.rungRequestIds.set(requestId, ch.createdAt)
+        this.channelsByRequest.set(requestId, (this.channelsByRequest.get(requestId) ?? 0) + 1)
+      }
       this.peakTotal = Math.max(this.peakTotal, this.live.size)
       this.peakByDomain.set(ch.domain, Math.max(this.peakByDomain.get(ch.domain) ?? 0, this.liveOf(ch.domain)))
     } else if (ev['Event-Name'] === 'CHANNEL_HANGUP') {

@@ -73,6 +73,8 @@ export interface Reply {
   readonly requestId: string
   readonly json: { result_code?: number; uuids?: string[]; error?: { id: string; description?: string } } | undefined
   readonly failure?: string
+  /** The connection was refused (the daemon was down): the request never reached it. */
+  readonly neverSent?: boolean
 }
 
 export class FaultStack {
@@ -145,7 +147,8 @@ export class FaultStack {
       }
       return { status: res.status, requestId: res.headers.get('x-request-id') ?? '', json }
     } catch (e) {
-      return { status: 0, requestId: '', json: undefined, failure: (e as Error).message }
+      const code = ((e as Error).cause as { code?: string } | undefined)?.code
+      return { status: 0, requestId: '', json: undefined, failure: `${(e as Error).message}${code !== undefined ? ` (${code})` : ''}`, neverSent: code === 'ECONNREFUSED' }
     }
   }
 }
