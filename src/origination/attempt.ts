@@ -3,7 +3,10 @@
  * `[origination_uuid=...]`; it ends with exactly one AttemptOutcome.
  *
  * - Placed with bgapi: start() resolves once FreeSWITCH accepted it (command/reply
- *   `+OK Job-UUID`), with the promise of its outcome.
+ *   `+OK Job-UUID`), or once it was written and its acceptance never came (the link died or
+ *   froze: it may run, so it is placed, never refused), with the promise of its outcome. A
+ *   refusal means FreeSWITCH never saw the originate (docs/design.md "An error reply means no
+ *   call"; src/pbx/outgoing.ts).
  * - The outcome comes from the BACKGROUND_JOB (leg-outcome.ts). When the job's result is lost
  *   (ESL drop, or esl-lite re-sending the originate after a reconnect, which FreeSWITCH refuses
  *   with DESTINATION_OUT_OF_ORDER, test/fixtures/freeswitch/esl/23-duplicate-origination-uuid.txt),
@@ -195,7 +198,7 @@ export function createAttempts(deps: AttemptDeps): Attempts {
       a.done = true
       for (const u of uuids) {
         limiter.release(u)
-        // esl-lite may still send it later: whatever it creates is cancelled (leg-watch.ts).
+        // Refused means never written (src/pbx/outgoing.ts); should a leg appear all the same, it is cancelled (leg-watch.ts).
         watch.retire(u, false)
       }
       log.warn({ requestId: plan.requestId, error: sub.error }, 'originate not accepted')
