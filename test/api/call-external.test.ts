@@ -141,12 +141,13 @@ t.test('xml_url: http/https URLs, comma list = fallbacks', async (t) => {
     'xml_url:https://a.example/m,ftp://b.example/m',
     'xml_url:https://a.example/m,',
     'xml_url:https://a.example/m b',
-    'xml_url:https://a.example/m\n',
     `xml_url:https://a.example/${'a'.repeat(2048)}`,
     `xml_url:${Array.from({ length: 9 }, (_, i) => `https://h${i}.example/`).join(',')}`,
   ]) {
     await bad(t, { target: '0311112222', destination }, 400, 'invalid_parameter', 'xml_url')
   }
+  // A control character is refused by the strict-text rule of every string (src/api/schema/text.ts) before xml_url: is read.
+  await bad(t, { target: '0311112222', destination: 'xml_url:https://a.example/m\n' }, 400, 'invalid_parameter', 'destination: must not contain control characters')
 })
 
 t.test('xml_url: needs the ON_THE_FLY_IVR_ALLOWED privilege', async (t) => {
@@ -180,7 +181,6 @@ t.test('inline IVR documents', async (t) => {
     'xml_url:inline_xml://PElWUj48L0lWUj4===',
     'xml_url:inline_xml://PElWU',
     `xml_url:inline_xml://${b64(IVR)} `,
-    `xml_url:inline_xml://${b64(IVR).slice(0, 20)}\n${b64(IVR).slice(20)}`,
     inline('hello, not XML'),
     inline(''),
     inline('<IVR><Speak>unclosed</IVR>'),
@@ -193,6 +193,8 @@ t.test('inline IVR documents', async (t) => {
     inline(Buffer.from([0x3c, 0x49, 0x56, 0x52, 0x3e, 0xff, 0xfe, 0x3c, 0x2f, 0x49, 0x56, 0x52, 0x3e])),
   ]
   for (const destination of broken) await bad(t, { target: '0311112222', destination }, 400, 'invalid_xml', 'destination')
+  // A line break inside the base64: a control character, refused as text before the document is read.
+  await bad(t, { target: '0311112222', destination: `xml_url:inline_xml://${b64(IVR).slice(0, 20)}\n${b64(IVR).slice(20)}` }, 400, 'invalid_parameter', 'destination')
 })
 
 t.test('parameters of other operations are unknown here', async (t) => {

@@ -9,10 +9,10 @@ import { DIGITS_RE, ID_RE, NAME_RE, PSTN_RE } from '../../config/schema.js'
 import type { GroupKey, UserKey } from '../../directory/directory.js'
 import { errorIdParams } from './parse.js'
 import { PSTN_RULE } from './numbers.js'
-import { MUST_BE_STRING, NO_CONTROL_RE } from './text.js'
+import { NO_CONTROL_RE, strictString } from './text.js'
 
-/** A non-empty string, then the shape checks. */
-const identifier = () => z.string(MUST_BE_STRING).min(1, 'must not be empty')
+/** A non-empty strict string (text.ts), then the shape checks. */
+const identifier = () => strictString().min(1, 'must not be empty')
 
 const ID_RULE = 'must be 1-64 of A-Z a-z 0-9 _ -'
 const NAME_RULE = 'must be 1-64 of A-Z a-z 0-9 . _ -'

@@ -4,14 +4,13 @@
  * holds. Whether the domain may present a number is the directory's to say
  * (calling-number.ts), after the parse.
  */
-import { z } from 'zod'
 import { PSTN_RE } from '../../config/schema.js'
-import { MUST_BE_STRING } from './text.js'
+import { strictString } from './text.js'
 
 export const PSTN_RULE = 'must be a PSTN number: optional + then 2-32 digits, * or #'
 
 /** PSTN_RE with the length bounds of isPstnNumber (config/schema.ts), as schema checks. */
-export const pstnNumberSchema = z.string(MUST_BE_STRING).min(2, PSTN_RULE).max(32, PSTN_RULE).regex(PSTN_RE, PSTN_RULE)
+export const pstnNumberSchema = strictString().min(2, PSTN_RULE).max(32, PSTN_RULE).regex(PSTN_RE, PSTN_RULE)
 
 /** A number the call presents: a PSTN number that must be one of the domain's calling_numbers. */
 export const callingNumberSchema = pstnNumberSchema.describe(

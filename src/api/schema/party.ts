@@ -16,7 +16,7 @@ import type { EndUser } from '../../pbx/end-user.js'
 import { err, ok, type Result } from '../../util/result.js'
 import { endUserSchema, parseEndUserPrefix } from './end-user.js'
 import { PSTN_RULE, callingNumberSchema, pstnNumberSchema } from './numbers.js'
-import { MUST_BE_STRING } from './text.js'
+import { strictString } from './text.js'
 
 /** A PSTN number with what the client said about it. */
 export interface PstnParty {
@@ -55,8 +55,7 @@ export function parsePstnString(s: string): Result<PstnParty, string> {
   return isPstnNumber(s) ? ok({ number: s }) : err(PSTN_RULE)
 }
 
-const pstnStringSchema = z
-  .string(MUST_BE_STRING)
+const pstnStringSchema = strictString()
   .min(1, 'must not be empty')
   .transform((s, ctx): PstnParty => {
     const p = parsePstnString(s)
@@ -72,8 +71,7 @@ export const pstnPartySchema = (objectForm: boolean) =>
   objectForm ? z.union([pstnStringSchema, pstnObjectSchema], { error: STRING_OR_OBJECT }) : pstnStringSchema
 
 /** A destination before resolution: a non-empty string, or the PSTN object form where `objectForm`. */
-const destinationString = z
-  .string(MUST_BE_STRING)
+const destinationString = strictString()
   .min(1, 'must not be empty')
   .describe('A destination string, resolved against the directory after the parse.')
 export const destinationSchema = (objectForm: boolean) =>

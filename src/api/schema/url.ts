@@ -6,8 +6,7 @@
  * (zod's own z.url() is not used: it trims the value before checking it, so a trailing line
  * break would pass.)
  */
-import { z } from 'zod'
-import { MUST_BE_STRING } from './text.js'
+import { strictString } from './text.js'
 
 export const MAX_URL_LENGTH = 2048
 const PRINTABLE_NO_SPACE_RE = /^[\x21-\x7e]+$/
@@ -27,8 +26,7 @@ export function checkHttpUrl(value: string): string | undefined {
 
 const URL_RULE = `must be an absolute http or https URL of at most ${MAX_URL_LENGTH} characters`
 
-export const callbackUrlSchema = z
-  .string(MUST_BE_STRING)
+export const callbackUrlSchema = strictString()
   .max(MAX_URL_LENGTH, URL_RULE)
   .regex(PRINTABLE_NO_SPACE_RE, URL_RULE)
   .refine((v) => checkHttpUrl(v) !== undefined, URL_RULE)
