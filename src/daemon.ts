@@ -19,8 +19,9 @@ import { createCti } from './cti/index.js'
 import { Simulator } from './sim/index.js'
 import type { PbxClient } from './pbx/types.js'
 import { createIvrRunner, acceptIvrDocument, type IvrRunner } from './ivr/runner/index.js'
-import { createFetcher } from './ivr/fetch/fetcher.js'
-import { parseCidrList } from './net/address-guard.js'
+import { createFetcher, createIvrTransport } from './ivr/fetch/fetcher.js'
+import { allowListOf } from './net/allow-list.js'
+import { createCallbackTransport } from './callbacks/transport.js'
 import type { OriginationEngine } from './origination/plan.js'
 import { err, ok, type Result } from './util/result.js'
 
@@ -115,9 +116,12 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
     commandTimeoutMs: cfg.freeswitch.command_timeout_ms,
   })
 
+  const callbackTransport = createCallbackTransport(() => store.current().config.daemon.callbacks)
   const callbacks = new CallbackDispatcher({
     settings: () => store.current().config.daemon.callbacks,
     secretFor: (domain) => store.current().directory.domain(domain)?.config.callback_secret,
+    // The one outbound transport with callbacks.allow: every attempt's address is checked.
+    transport: callbackTransport,
     journal,
     logger: logger.child({ part: 'callbacks' }),
   })
@@ -138,10 +142,11 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
   // A request without callback_url is over once its outcome is known (with one, its result record ends it).
   engine.onOutcome((o) => void journal.ended(o.requestId))
 
-  // fetch_allow was validated when the configuration loaded; a later reload needs a restart here.
-  const allow = parseCidrList(cfg.ivr.fetch_allow)
+  // Every IVR request goes through the one outbound transport with ivr.fetch_allow, read at each
+  // connection (a reload applies to the next one).
+  const ivrTransport = createIvrTransport({ allow: () => allowListOf(store.current().config.daemon.ivr.fetch_allow) })
   const fetcher = createFetcher({
-    allow: allow.ok ? allow.value : [],
+    transport: ivrTransport,
     logger: logger.child({ part: 'ivr-fetch' }),
     accept: acceptIvrDocument,
   })
@@ -174,6 +179,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
       await ivr.close()
       const flushed = await callbacks.shutdown(10_000)
       logger.info(flushed, 'callbacks flushed')
+      await Promise.all([callbackTransport.close(), ivrTransport.close()])
       await journal.close()
       await pbx.close()
       await simulator?.close()

@@ -44,7 +44,8 @@ export function writeBenchConfig(o: BenchConfigOptions): BenchConfig {
     freeswitch: { mode: 'freeswitch', host: '127.0.0.1', port: o.eslPort, password: ESL_PASSWORD, sip_profile: 'internal', command_timeout_ms: 10000 },
     xml_curl: XML_CURL,
     directory: 'domains',
-    callbacks: { timeout_ms: 5000, backoff_initial_ms: 100, backoff_max_ms: 1000, concurrency_per_domain: 8 },
+    // The bench's receivers listen on 127.0.0.1, which the outbound address guard refuses unless allowed.
+    callbacks: { timeout_ms: 5000, backoff_initial_ms: 100, backoff_max_ms: 1000, concurrency_per_domain: 8, allow: ['127.0.0.1/32'] },
     hunt: { concurrency_per_domain: 1000 },
     log: { level: o.logLevel ?? 'info' },
   }

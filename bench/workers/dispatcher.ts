@@ -46,7 +46,7 @@ serve({
     if (!opened.ok) throw new Error(opened.error)
     const journal = opened.value
     const d = new CallbackDispatcher({
-      settings: () => ({ timeout_ms: 5000, give_up_after_ms: 86_400_000, backoff_initial_ms: 100, backoff_max_ms: 1000, concurrency_per_domain: concurrency }),
+      settings: () => ({ timeout_ms: 5000, give_up_after_ms: 86_400_000, backoff_initial_ms: 100, backoff_max_ms: 1000, concurrency_per_domain: concurrency, allow: ['127.0.0.1/32'] }),
       secretFor: () => SECRET,
       journal,
       logger,

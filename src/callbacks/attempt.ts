@@ -4,6 +4,7 @@
  * it never throws: whatever happens becomes an AttemptOutcome. That keeps the attempt the seam
  * where a durable journal can record each try without knowing how deliveries are scheduled.
  */
+import type { OutboundTransport } from '../net/transport.js'
 import { signatureHeader } from './body.js'
 import { classifyStatus, describeError, type AttemptOutcome, type Target } from './policy.js'
 
@@ -11,6 +12,8 @@ export const DEFAULT_USER_AGENT = 'fs-call-originator/0.1 (result-callback)'
 
 /** Bytes of a receiver's reply kept for the logs. */
 const SNIPPET_BYTES = 512
+/** Bytes of a reply read at most (replies are short; reading them whole keeps the connection). */
+const REPLY_BYTES = 16 * 1024
 
 /** The delivery being tried, as far as the request needs it. */
 export interface AttemptRequest {
@@ -32,6 +35,8 @@ export interface AttemptContext {
   /** Wall clock (ms): the signature timestamp, Retry-After dates. */
   readonly now: () => number
   readonly userAgent: string
+  /** The callbacks' outbound transport (callbacks.allow): transport.ts. */
+  readonly transport: OutboundTransport
 }
 
 /** The request headers of one attempt; the signature carries this attempt's own timestamp. */
@@ -49,42 +54,36 @@ export function attemptHeaders(req: AttemptRequest, nowMs: number, userAgent: st
   return h
 }
 
-/** Sends the attempt; connection errors, timeouts and aborts come back as a `retry` outcome. */
+/**
+ * Sends the attempt through the callbacks' transport (src/net/transport.ts: resolve once,
+ * every address checked against the guard and `callbacks.allow`, connection pinned, pooled
+ * per receiver origin). A refused address is `fatal` (a dead letter: retrying cannot make a
+ * refused host acceptable, and a host name that resolves to an internal address must not be
+ * hammered for a day); connection errors, DNS failures, timeouts and aborts are a `retry`.
+ */
 export async function attemptDelivery(req: AttemptRequest, ctx: AttemptContext): Promise<AttemptOutcome> {
   try {
-    const signal = AbortSignal.any([AbortSignal.timeout(ctx.timeoutMs), ctx.signal])
-    const res = await fetch(req.target.href, {
+    const res = await ctx.transport.request({
+      url: new URL(req.target.href),
       method: 'POST',
       headers: attemptHeaders(req, ctx.now(), ctx.userAgent),
       body: req.body,
-      redirect: 'manual',
-      signal,
+      timeoutMs: ctx.timeoutMs,
+      signal: ctx.signal,
+      // Reading the reply to its end lets the connection be reused; a longer one is cut (and
+      // its connection closed): only the first SNIPPET_BYTES reach the logs anyway.
+      maxBytes: REPLY_BYTES,
+      overflow: 'truncate',
     })
-    const outcome = classifyStatus(res.status, res.headers.get('retry-after'), ctx.now())
-    // Reading a short reply lets the connection be reused and gives the logs the receiver's words.
-    const reply = await readSnippet(res)
+    if (!res.ok) {
+      const e = res.error
+      if (e.kind === 'refused') return { kind: 'fatal', reason: `address refused: ${e.message}` }
+      return { kind: 'retry', reason: e.kind === 'timeout' ? 'timeout' : e.kind === 'aborted' ? 'aborted' : e.message }
+    }
+    const outcome = classifyStatus(res.value.status, res.value.headers['retry-after'] ?? null, ctx.now())
+    const reply = res.value.body.subarray(0, SNIPPET_BYTES).toString('utf8').trim()
     return outcome.kind !== 'delivered' && reply !== '' ? { ...outcome, reason: `${outcome.reason}: ${reply}` } : outcome
   } catch (e) {
     return { kind: 'retry', reason: describeError(e) }
   }
-}
-
-/** Up to SNIPPET_BYTES of the reply; errors while reading are ignored (the status decided). */
-async function readSnippet(res: Response): Promise<string> {
-  if (res.body === null) return ''
-  const reader = res.body.getReader()
-  const chunks: Uint8Array[] = []
-  let n = 0
-  try {
-    while (n < SNIPPET_BYTES) {
-      const { done, value } = await reader.read()
-      if (done) break
-      chunks.push(value)
-      n += value.byteLength
-    }
-    if (n >= SNIPPET_BYTES) await reader.cancel()
-  } catch {
-    // Reset or timeout while reading the reply: the status already decided the outcome.
-  }
-  return Buffer.concat(chunks).subarray(0, SNIPPET_BYTES).toString('utf8').trim()
 }

@@ -22,6 +22,7 @@ import { performance } from 'node:perf_hooks'
 import type { DeadLetter, Journal, PendingResult, ResultRecord } from '../journal/types.js'
 import type { Logger } from '../util/logger.js'
 import { err, ok, type Result } from '../util/result.js'
+import type { OutboundTransport } from '../net/transport.js'
 import { attemptDelivery, DEFAULT_USER_AGENT } from './attempt.js'
 import { callbackBody } from './body.js'
 import { logFields, newDelivery, type Delivery } from './delivery.js'
@@ -30,6 +31,7 @@ import { FinalResults } from './final-results.js'
 import { describeError, parseTarget, type AttemptOutcome } from './policy.js'
 import { nextRetryStep } from './schedule.js'
 import { importSpool } from './spool-import.js'
+import { createCallbackTransport } from './transport.js'
 import type { CallbackSettings, CallbackSink, CallResult } from './types.js'
 
 export type { CallbackSettings, CallbackSink, CallResult } from './types.js'
@@ -48,6 +50,8 @@ export interface CallbackDispatcherOptions {
   /** Jitter source in [0, 1). */
   random?: () => number
   userAgent?: string
+  /** Where attempts are sent; default one with `settings().allow` (callbacks.allow). */
+  transport?: OutboundTransport
 }
 
 export interface CallbackStats {
@@ -84,6 +88,7 @@ export class CallbackDispatcher implements CallbackSink {
   private readonly now: () => number
   private readonly random: () => number
   private readonly userAgent: string
+  private readonly transport: OutboundTransport
 
   private readonly active = new Map<string, Delivery>()
   private readonly queues = new DomainQueues()
@@ -107,6 +112,7 @@ export class CallbackDispatcher implements CallbackSink {
     this.now = opts.now ?? Date.now
     this.random = opts.random ?? Math.random
     this.userAgent = opts.userAgent ?? DEFAULT_USER_AGENT
+    this.transport = opts.transport ?? createCallbackTransport(opts.settings)
   }
 
   /** Never blocks the caller and never throws: the result is journaled then tried, or logged in full. */
@@ -270,7 +276,7 @@ export class CallbackDispatcher implements CallbackSink {
     try {
       outcome = await attemptDelivery(
         { deliveryId: r.deliveryId, requestId: r.requestId, attempt: d.attempts, target: d.target, body: r.body, secret: this.secretFor(r.domain) },
-        { timeoutMs: this.settings().timeout_ms, signal: this.abort.signal, now: this.now, userAgent: this.userAgent },
+        { timeoutMs: this.settings().timeout_ms, signal: this.abort.signal, now: this.now, userAgent: this.userAgent, transport: this.transport },
       )
     } catch (e) {
       // secretFor() or settings() threw: an attempt that could not be made is retried.

@@ -13,7 +13,8 @@ export type Backoff = Pick<CallbackSettings, 'backoff_initial_ms' | 'backoff_max
 export type AttemptOutcome =
   | { readonly kind: 'delivered'; readonly status: number }
   | { readonly kind: 'retry'; readonly reason: string; readonly status?: number; readonly retryAfterMs?: number }
-  | { readonly kind: 'fatal'; readonly reason: string; readonly status: number }
+  /** Final: the receiver refused for good (status), or the address is refused by policy (no status). */
+  | { readonly kind: 'fatal'; readonly reason: string; readonly status?: number }
 
 /** What one HTTP status means for the delivery. */
 export function classifyStatus(status: number, retryAfter: string | null, nowMs: number): AttemptOutcome {

@@ -17,4 +17,6 @@ export interface CallbackSettings {
   max_attempts?: number
   /** Deprecated: a spool file left by an older version is moved into the journal at start. */
   spool_file?: string
+  /** CIDRs callbacks may reach although refused by the address guard (`callbacks.allow`); absent: none. */
+  allow?: readonly string[]
 }

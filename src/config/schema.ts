@@ -120,6 +120,15 @@ export type ExtensionConfig = z.infer<typeof extensionSchema>
 /** `simulator` starts the built-in simulator; `freeswitch` connects to a real FreeSWITCH. */
 const FREESWITCH_MODES = ['simulator', 'freeswitch'] as const
 
+/** An allow-list of the outbound address guard (src/net/address-guard.ts): CIDRs, validated entry by entry. */
+const cidrList = z
+  .array(z.string())
+  .default([])
+  .superRefine((list, ctx) => {
+    const parsed = parseCidrList(list)
+    if (!parsed.ok) ctx.addIssue({ code: 'custom', message: parsed.error })
+  })
+
 export const daemonSchema = z.strictObject({
   http: z
     .strictObject({
@@ -180,6 +189,8 @@ export const daemonSchema = z.strictObject({
       concurrency_per_domain: z.number().int().min(1).max(256).default(8),
       /** Deprecated: a spool file an older version left here is moved into the journal at start. */
       spool_file: z.string().min(1).optional(),
+      /** CIDR ranges that callbacks may reach even though the address guard refuses them (loopback/private...). */
+      allow: cidrList,
     })
     .prefault({}),
   journal: z
@@ -198,13 +209,7 @@ export const daemonSchema = z.strictObject({
   ivr: z
     .strictObject({
       /** CIDR ranges that IVR fetches may reach even though they are loopback/private. */
-      fetch_allow: z
-        .array(z.string())
-        .default([])
-        .superRefine((list, ctx) => {
-          const parsed = parseCidrList(list)
-          if (!parsed.ok) ctx.addIssue({ code: 'custom', message: parsed.error })
-        }),
+      fetch_allow: cidrList,
       /**
        * The prompt folder on the FreeSWITCH host: `<Play>` file names are relative to it
        * (src/ivr/elements/audio-source.ts). The default is the vanilla configuration's

@@ -9,6 +9,7 @@ import { verifySignature } from '../../src/callbacks/body.js'
 import { attemptDelivery, type AttemptRequest } from '../../src/callbacks/attempt.js'
 import { parseTarget, type Target } from '../../src/callbacks/policy.js'
 import { nextRetryStep } from '../../src/callbacks/schedule.js'
+import { createCallbackTransport } from '../../src/callbacks/transport.js'
 import { fastSettings, ok200, receiver, status } from './helpers.js'
 
 const targetOf = (url: string): Target => {
@@ -27,7 +28,9 @@ const request = (url: string, over: Partial<AttemptRequest> = {}): AttemptReques
   ...over,
 })
 
-const context = { timeoutMs: 2000, signal: new AbortController().signal, now: () => 1_700_000_000_000, userAgent: 'test-agent' }
+// The receivers listen on 127.0.0.1: the transport allows exactly that (callbacks.allow).
+const transport = createCallbackTransport(() => fastSettings({ allow: ['127.0.0.1/32'] }))
+const context = { timeoutMs: 2000, signal: new AbortController().signal, now: () => 1_700_000_000_000, userAgent: 'test-agent', transport }
 
 t.test('a 2xx is delivered; the request carries the delivery headers and the signature', async (t) => {
   const r = await receiver(ok200)

@@ -82,6 +82,8 @@ export const fastSettings = (over: Partial<CallbackSettings> = {}): CallbackSett
   backoff_initial_ms: 10,
   backoff_max_ms: 40,
   concurrency_per_domain: 4,
+  // The test receivers listen on 127.0.0.1, which the address guard refuses unless allowed.
+  allow: ['127.0.0.1/32'],
   ...over,
 })
 

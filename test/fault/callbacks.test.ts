@@ -55,7 +55,7 @@ t.test('receiver down, then failing, then back: every result accepted exactly on
 t.test('a hanging receiver: timeouts, bounded sockets, the other domain unaffected', async (t) => {
   t.setTimeout(20000)
   const s = await startStack(t, {
-    daemon: (d) => (d.callbacks = { timeout_ms: 300, max_attempts: 2, backoff_initial_ms: 50, backoff_max_ms: 100, concurrency_per_domain: 2 }),
+    daemon: (d) => (d.callbacks = { timeout_ms: 300, max_attempts: 2, backoff_initial_ms: 50, backoff_max_ms: 100, concurrency_per_domain: 2, allow: ['127.0.0.1/32'] }),
   })
   const hang = await receiver(t, 'hang')
   const good = await receiver(t, 'accept')

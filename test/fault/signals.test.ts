@@ -67,7 +67,7 @@ t.test('SIGTERM with calls in flight: results delivered or spooled, exit 0, spoo
   const spool = join(dir, 'callbacks.spool')
   // A retry would come after the shutdown deadline (10 s): spooled at once instead.
   editYaml(configFile, (doc) => {
-    doc.callbacks = { timeout_ms: 1000, max_attempts: 5, backoff_initial_ms: 30000, backoff_max_ms: 60000, concurrency_per_domain: 2, spool_file: spool }
+    doc.callbacks = { timeout_ms: 1000, max_attempts: 5, backoff_initial_ms: 30000, backoff_max_ms: 60000, concurrency_per_domain: 2, spool_file: spool, allow: ['127.0.0.1/32'] }
   })
   const d = await spawnDaemon(t, configFile)
   const token = TOKENS['fault.test'] ?? ''
