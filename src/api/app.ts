@@ -19,6 +19,7 @@ import type { Logger } from '../util/logger.js'
 import { authenticate, WWW_AUTHENTICATE } from './auth.js'
 import { createBodyReader } from './body.js'
 import { apiError, errorBody, statusOf, type ApiError, type ApiErrorId } from './errors.js'
+import { IDEMPOTENCY_HEADER, IdempotencyStore, parseIdempotencyKey, REPLAYED_HEADER, requestDigest, type Claim } from './idempotency.js'
 import { OPERATIONS } from './operations/index.js'
 import { apiErrorOfRefusal } from './refusals.js'
 
@@ -30,6 +31,8 @@ export interface AppDeps {
   logger: Logger
   /** Accepted requests are durable here before their 200 (docs/callbacks.md "Durability"); absent only in API-alone tests. */
   journal?: Pick<Journal, 'accepted'>
+  /** Idempotency-Key replies (idempotency.ts), loaded from the journal at start; an empty one by default. */
+  idempotency?: IdempotencyStore
   /** Extra routers mounted as they are (xml_curl, CTI tickets...), outside the API auth. */
   routers?: Router[]
   newRequestId?: () => string
@@ -82,6 +85,7 @@ export function createApp(deps: AppDeps): Koa {
   const app = new Koa()
   const newRequestId = deps.newRequestId ?? randomUUID
   const readBody = createBodyReader()
+  const idempotency = deps.idempotency ?? new IdempotencyStore()
   const infos = new WeakMap<Context, RequestInfo>()
   const infoOf = (ctx: Context): RequestInfo => {
     let info = infos.get(ctx)
@@ -124,25 +128,51 @@ export function createApp(deps: AppDeps): Koa {
         return fail(ctx, domain.error)
       }
       info.domain = domain.value.name
+      const key = parseIdempotencyKey(ctx.headers[IDEMPOTENCY_HEADER.toLowerCase()])
+      if (!key.ok) return fail(ctx, key.error)
       const body = await readBody(ctx, runtime.config.daemon.http.body_limit)
       if (!body.ok) return fail(ctx, body.error)
-      const plan = OPERATIONS[operation](body.value, domain.value, info.requestId)
-      if (!plan.ok) return fail(ctx, plan.error)
-      const accepted = await deps.engine.originate(plan.value)
-      if (!accepted.ok) return fail(ctx, apiErrorOfRefusal(accepted.error))
-      // The call is placed: durable before the 200 (group commit), so that a crash cannot lose it.
-      const p = plan.value
-      await deps.journal?.accepted({
-        requestId: p.requestId,
-        domain: p.domain,
-        operation,
-        uuids: accepted.value.uuids,
-        ...(p.callbackUrl !== undefined ? { callbackUrl: p.callbackUrl } : {}),
-        answerDeadlineAt: Date.now() + p.answerTimeoutSec * 1000,
-      })
-      info.uuids = accepted.value.uuids.length
-      ctx.status = 200
-      ctx.body = { result_code: 0, uuids: [...accepted.value.uuids] }
+      // A repeated key: the first reply again, or 409 for another request; a new one is placed below.
+      let claim: Extract<Claim, { kind: 'new' }> | undefined
+      let digest = ''
+      if (key.value !== undefined) {
+        digest = requestDigest(operation, body.value)
+        const c = await idempotency.claim(domain.value.name, key.value, digest, info.requestId)
+        if (c.kind === 'conflict') return fail(ctx, c.error)
+        if (c.kind === 'replay') {
+          ctx.set(REPLAYED_HEADER, 'true')
+          ctx.type = 'application/json'
+          ctx.body = c.reply
+          return
+        }
+        claim = c
+      }
+      let reply: string | undefined
+      try {
+        const plan = OPERATIONS[operation](body.value, domain.value, info.requestId)
+        if (!plan.ok) return fail(ctx, plan.error)
+        const accepted = await deps.engine.originate(plan.value)
+        if (!accepted.ok) return fail(ctx, apiErrorOfRefusal(accepted.error))
+        // The call is placed: durable before the 200 (group commit), so that a crash cannot lose it.
+        const p = plan.value
+        const replyBody = { result_code: 0, uuids: [...accepted.value.uuids] }
+        reply = JSON.stringify(replyBody)
+        await deps.journal?.accepted({
+          requestId: p.requestId,
+          domain: p.domain,
+          operation,
+          uuids: accepted.value.uuids,
+          ...(p.callbackUrl !== undefined ? { callbackUrl: p.callbackUrl } : {}),
+          answerDeadlineAt: Date.now() + p.answerTimeoutSec * 1000,
+          ...(key.value !== undefined ? { idempotency: { key: key.value, bodyDigest: digest, reply } } : {}),
+        })
+        info.uuids = accepted.value.uuids.length
+        ctx.status = 200
+        ctx.body = replyBody
+      } finally {
+        // Only a 200 is kept for the key: an error reply placed nothing, so the key may be tried again.
+        claim?.settle(reply)
+      }
     })
   }
 

@@ -6,6 +6,9 @@
  * (zod's own z.url() is not used: it trims the value before checking it, so a trailing line
  * break would pass.)
  */
+import type { Cidr } from '../../net/address-guard.js'
+import { literalVerdict } from '../../net/policy.js'
+import { apiError, type ApiError } from '../errors.js'
 import { strictString } from './text.js'
 
 export const MAX_URL_LENGTH = 2048
@@ -32,3 +35,27 @@ export const callbackUrlSchema = strictString()
   .refine((v) => checkHttpUrl(v) !== undefined, URL_RULE)
   .transform((v) => new URL(v).href)
   .describe(`Where the call's result is POSTed: an absolute http or https URL of at most ${MAX_URL_LENGTH} printable ASCII characters without spaces.`)
+
+/**
+ * issue 12 / README "Security": a callback_url whose host itself names an address the outbound
+ * guard refuses (an IP literal in any form the URL parser understands, or a `localhost` name)
+ * is refused at request time, before anything is originated, so the client hears about it at
+ * once instead of through a dead letter. A host name is judged when the callback is delivered
+ * (resolved once, every address checked: src/net/transport.ts). `allow` is `callbacks.allow`.
+ */
+export function callbackUrlRefusal(callbackUrl: string | undefined, allow: readonly Cidr[]): ApiError | undefined {
+  if (callbackUrl === undefined) return undefined
+  let url: URL
+  try {
+    url = new URL(callbackUrl)
+  } catch {
+    // The schema already refused it; nothing to add here.
+    return undefined
+  }
+  const v = literalVerdict(url, allow)
+  if (v.kind !== 'refused') return undefined
+  return apiError(
+    'invalid_parameter',
+    `callback_url: must not name a ${v.reason.replace(/_/g, '-')} address (${v.detail}); callbacks go to public addresses only, unless the operator allows the range in callbacks.allow`,
+  )
+}
