@@ -9,6 +9,7 @@ import { ConfigStore } from './runtime/store.js'
 import type { Logger } from './util/logger.js'
 import { createLogger } from './util/logger.js'
 import { createApp } from './api/app.js'
+import { idempotencyStoreOf } from './api/idempotency.js'
 import { connectPbx } from './pbx/connection.js'
 import { createChannelModel } from './channels/index.js'
 import { createEngine } from './origination/engine.js'
@@ -158,6 +159,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
     engine: registeringIvrSources(engine, ivr),
     health: pbx,
     journal,
+    // Idempotency-Key replies of the last 24 h, as the journal kept them across restarts.
+    idempotency: idempotencyStoreOf(journal.replay().idempotencyKeys),
     logger: logger.child({ part: 'api' }),
     // The dialplan bridges a request's destination only while the engine holds channels for it.
     routers: [xmlCurlRouter({ runtime, logger: logger.child({ part: 'xml_curl' }), ivr, bridgeGate: engine }), cti.router],

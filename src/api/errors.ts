@@ -20,6 +20,8 @@ export const ERROR_STATUS = {
   method_not_allowed: 405,
   user_not_registered: 409,
   no_member_available: 409,
+  /** The Idempotency-Key was used within 24 h for another request (api/idempotency.ts). */
+  idempotency_key_reused: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   channel_limit_reached: 429,
