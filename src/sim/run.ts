@@ -24,7 +24,8 @@ export const SIMULATOR_USAGE = `usage: node dist/sim/main.js [--config conf/daem
   --time-scale     multiplies every simulated delay (0.05: answer_after 1 = 50 ms; default 1)
   --port           listen on this port instead of freeswitch.port (0: any free port)
 
-Logs are JSON lines on stdout. SIGTERM/SIGINT stop it; SIGHUP re-reads the domains.
+Logs are JSON lines on stdout. SIGTERM/SIGINT (or fsctl shutdown over ESL) stop it; SIGHUP
+re-reads the domains.
 `
 
 export interface SimulatorArgs {
@@ -164,7 +165,7 @@ export interface ProcessLike {
 }
 
 /**
- * The program: parses argv, starts, runs until SIGTERM or SIGINT, stops. Resolves the exit
+ * The program: parses argv, starts, runs until SIGTERM, SIGINT or `fsctl shutdown`, stops. Resolves the exit
  * code: 0 after a stop, 2 for a bad command line or configuration (said on stderr).
  */
 export async function runSimulator(argv: readonly string[], proc: ProcessLike = process): Promise<number> {
@@ -184,10 +185,15 @@ export async function runSimulator(argv: readonly string[], proc: ProcessLike = 
   }
   const sim = started.value
   proc.on('SIGHUP', () => void sim.reload())
-  await new Promise<void>((resolve) => {
-    proc.once('SIGTERM', resolve)
-    proc.once('SIGINT', resolve)
-  })
+  // Like FreeSWITCH, the process ends when the switch shuts down, asked by a signal or by
+  // `fsctl shutdown` on the event socket.
+  await Promise.race([
+    new Promise<void>((resolve) => {
+      proc.once('SIGTERM', resolve)
+      proc.once('SIGINT', resolve)
+    }),
+    sim.simulator.shutDown,
+  ])
   await sim.stop()
   return 0
 }

@@ -49,6 +49,9 @@ export class Simulator {
   private readonly log: Array<{ at: number; text: string }> = []
   /** Once shutting down (close(), or `fsctl shutdown`): the one shutdown in progress. */
   private closing: Promise<void> | undefined
+  /** Resolved when a shutdown, whoever asked for it, has finished: the standalone process then exits (src/sim/run.ts). */
+  private markShutDown: () => void = () => undefined
+  private readonly finished = new Promise<void>((resolve) => (this.markShutDown = resolve))
 
   constructor(opts: SimulatorOptions) {
     const logger = opts.logger ?? silentLogger()
@@ -91,8 +94,14 @@ export class Simulator {
       await this.core.close()
       this.esl.shutDownConnections()
       await this.esl.close()
+      this.markShutDown()
     })()
     return this.closing
+  }
+
+  /** Resolves once the switch has shut down: close(), or `fsctl shutdown` over the event socket. */
+  get shutDown(): Promise<void> {
+    return this.finished
   }
 
   /** Config reload: terminals and PSTN behaviours follow the new domains. */

@@ -2,7 +2,8 @@
  * The standalone simulator (src/sim/main.ts, src/sim/run.ts) that the fault suite freezes and
  * kills: its command line (every rule, with the bad case), the xml_curl URL it derives from the
  * daemon's file, and the process itself: starts on freeswitch.host:port, answers ESL, re-reads
- * the domains on SIGHUP, stops with exit 0 on SIGTERM, exits 2 on a bad configuration.
+ * the domains on SIGHUP, stops with exit 0 on SIGTERM or `fsctl shutdown`, exits 2 on a bad
+ * configuration.
  */
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -73,6 +74,14 @@ t.test('the process: listens where the daemon file says, SIGHUP re-reads, SIGTER
   sim.signal('SIGTERM')
   t.equal(await sim.exited, 0, 'SIGTERM: exit 0')
   await waitFor('the observer sees the socket close', () => !stack.observer.connected, 5000)
+})
+
+t.test('the process ends, exit 0, when the switch is shut down over ESL (fsctl shutdown), as FreeSWITCH does', async (t) => {
+  const stack = await faultStack(t)
+  const sim = await stack.startSim()
+  stack.observer.sendApi('fsctl shutdown')
+  t.equal(await sim.exited, 0, 'exit 0')
+  t.equal(sim.count('simulator stopped'), 1, 'logged once')
 })
 
 t.test('the process refuses a bad configuration with exit 2', async (t) => {
