@@ -3,7 +3,7 @@
  * figures beside a baseline measured in the same run on the same machine, results written to
  * bench/results/<name>.json. Not part of `npm test`.
  *
- *   --only api,xmlcurl,scale,callbacks   run some of them
+ *   --only api,xmlcurl,scale,callbacks,journal   run some of them
  *   --quick                              short runs (checks the harness; results not written)
  *   --profile                            also write a CPU profile of the measured process of each
  *                                        benchmark and its summary to bench/results/<name>.profile.json
@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { benchApi } from './api.js'
 import { benchCallbacks } from './callbacks.js'
+import { benchJournal } from './journal.js'
 import type { BenchContext, BenchOutput } from './context.js'
 import { machineFacts } from './lib/machine.js'
 import { summarizeProfile } from './lib/profile.js'
@@ -29,6 +30,7 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<BenchOutput>> = 
   xmlcurl: benchXmlCurl,
   scale: benchScale,
   callbacks: benchCallbacks,
+  journal: benchJournal,
 }
 
 const { values } = parseArgs({

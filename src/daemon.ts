@@ -36,6 +36,8 @@ export interface DaemonOptions {
   simulatorPort?: number
   /** Simulator mode: multiply every simulated delay (tests use small values). */
   simulatorTimeScale?: number
+  /** The journal's folder instead of `journal.dir` (tests and the demo: a folder of their own). */
+  journalDir?: string
 }
 
 export interface Daemon {
@@ -71,7 +73,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
   // Accepted requests and their results, durable across crashes (docs/callbacks.md "Durability").
   // Opened first: a folder that cannot be used stops the start before anything listens.
   const journaled = await openJournal({
-    dir: journalDirOf(opts.configFile, cfg.journal.dir),
+    dir: opts.journalDir ?? journalDirOf(opts.configFile, cfg.journal.dir),
     enabled: cfg.journal.enabled,
     logger: logger.child({ part: 'journal' }),
   })

@@ -4,7 +4,10 @@
  * terminal answers after 1 s, connected to bob), receives the result callback on a local
  * receiver and prints request, reply, FreeSWITCH events and callback as they happen.
  */
+import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import type { AddressInfo } from 'node:net'
 import { parseArgs } from 'node:util'
 import { startDaemon } from './daemon.js'
@@ -33,7 +36,10 @@ await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r))
 const callbackUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/result`
 
 // Ports 0: the demo must not collide with a daemon already running on the shipped ports.
+// The demo leaves nothing behind: its journal lives in a temporary folder.
+const journalDir = mkdtempSync(join(tmpdir(), 'cod-demo-journal-'))
 const started = await startDaemon({
+  journalDir,
   configFile: values.config ?? 'conf/daemon.yaml',
   logger: createLogger('warn'),
   httpPort: 0,
@@ -81,5 +87,6 @@ if (outcome === 'timeout') say('no callback within 20 s')
 await new Promise((r) => setTimeout(r, 3000))
 say('stopping')
 await daemon.stop()
+rmSync(journalDir, { recursive: true, force: true })
 receiver.close()
 process.exit(outcome === 'ok' ? 0 : 1)

@@ -28,6 +28,8 @@ export interface BenchConfigOptions {
   /** Behaviour of every PSTN number. */
   readonly pstn: Record<string, unknown>
   readonly logLevel?: string
+  /** journal.enabled (default true): false only to measure what the journal costs (bench/journal.ts). */
+  readonly journal?: boolean
 }
 
 export interface BenchConfig {
@@ -47,6 +49,8 @@ export function writeBenchConfig(o: BenchConfigOptions): BenchConfig {
     // The bench's receivers listen on 127.0.0.1, which the outbound address guard refuses unless allowed.
     callbacks: { timeout_ms: 5000, backoff_initial_ms: 100, backoff_max_ms: 1000, concurrency_per_domain: 8, allow: ['127.0.0.1/32'] },
     hunt: { concurrency_per_domain: 1000 },
+    // The journal's default folder: beside daemon.yaml, in this temporary folder.
+    journal: { enabled: o.journal ?? true },
     log: { level: o.logLevel ?? 'info' },
   }
   const domain = {

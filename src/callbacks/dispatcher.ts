@@ -10,7 +10,9 @@
  *
  * Retries go by time (schedule.ts): exponential backoff with jitter, capped, for
  * give_up_after_ms (24 h by default); each failed attempt's schedule is journaled, so a restart
- * continues it. A result that still fails then, or is refused for good (4xx, 3xx), becomes a
+ * continues it: the attempt count and give-up time carry on, and the next attempt comes at once
+ * (a restart is a fresh chance) unless the receiver had asked for a later time (Retry-After).
+ * A result that still fails then, or is refused for good (4xx, 3xx), becomes a
  * dead letter: logged at error level with its body, kept in the journal, listed by
  * listDeadLetters() and sent again by redeliver().
  *
@@ -145,8 +147,8 @@ export class CallbackDispatcher implements CallbackSink {
   }
 
   /**
-   * Queues what the journal still held at open (same delivery ids and bytes; each is due at its
-   * journaled retry time), and moves a spool file left by an older version into the journal.
+   * Queues what the journal still held at open (same delivery ids and bytes; due at once, or at
+   * the receiver's Retry-After), and moves a spool file left by an older version into the journal.
    */
   async start(): Promise<void> {
     if (this.started) return
@@ -253,7 +255,8 @@ export class CallbackDispatcher implements CallbackSink {
     }
     const d = newDelivery(rec, target.value, attempts, p.progress?.giveUpAt ?? rec.createdAt + this.settings().give_up_after_ms)
     this.active.set(rec.deliveryId, d)
-    const wait = (p.progress?.nextAttemptAt ?? 0) - this.now()
+    // Replayed at start: tried at once, unless the receiver asked for a later time (Retry-After).
+    const wait = p.progress?.receiverAsked === true ? p.progress.nextAttemptAt - this.now() : 0
     if (wait > 0) this.waitForRetry(d, wait)
     else this.enqueue(d)
   }
@@ -316,7 +319,12 @@ export class CallbackDispatcher implements CallbackSink {
     if (step.kind === 'give_up') return this.deadLetter(d, step.reason)
     this.logger.warn({ ...logFields(d), attempt: d.attempts, reason: outcome.reason, delay_ms: step.delayMs }, 'callback attempt failed; retry scheduled')
     // The schedule survives a restart; not awaited: lost at a crash, the retry only comes sooner.
-    void this.journal.attempted(d.record.deliveryId, { attempts: d.attempts, nextAttemptAt: this.now() + step.delayMs, giveUpAt: d.giveUpAt })
+    void this.journal.attempted(d.record.deliveryId, {
+      attempts: d.attempts,
+      nextAttemptAt: this.now() + step.delayMs,
+      giveUpAt: d.giveUpAt,
+      ...(outcome.retryAfterMs !== undefined ? { receiverAsked: true } : {}),
+    })
     if (step.kind === 'leave') return this.leave(d)
     this.waitForRetry(d, step.delayMs)
   }
@@ -352,8 +360,10 @@ export class CallbackDispatcher implements CallbackSink {
         attempts,
         reason,
         body: rec.body,
+        dead_letter: true,
       },
-      'callback not delivered; giving up (the result is in this log line and kept as a dead letter)',
+      // The message operators may alert on is unchanged; the result stays in the journal as a dead letter.
+      'callback not delivered; giving up (the result is in this log line)',
     )
   }
 

@@ -13,6 +13,7 @@ import type { Logger } from '../util/logger.js'
 import { err, ok, type Result } from '../util/result.js'
 import { GroupCommitter } from './group-commit.js'
 import { decodeRecords, encodeRecord, type BadLine, type JournalRecord } from './record.js'
+import { lockJournal, type JournalLock } from './lock.js'
 import { createSegment, listSegments, moveAside, readSegment, removeSegment, type SegmentFile } from './segments.js'
 import { JournalState } from './state.js'
 import type { AcceptedRequest, DeadLetter, DeliveryProgress, Journal, JournalReplay, JournalStats, ResultRecord } from './types.js'
@@ -41,6 +42,8 @@ export async function openFileJournal(opts: FileJournalOptions): Promise<Result<
   } catch (e) {
     return err(`journal folder ${opts.dir}: ${message(e)}`)
   }
+  const locked = await lockJournal(opts.dir)
+  if (!locked.ok) return err(`journal folder ${opts.dir}: ${locked.error}`)
   const state = new JournalState()
   const readOnes: SegmentFile[] = []
   const corrupt: SegmentFile[] = []
@@ -67,6 +70,7 @@ export async function openFileJournal(opts: FileJournalOptions): Promise<Result<
   try {
     created = await createSegment(opts.dir, seq, snapshot)
   } catch (e) {
+    await locked.value.release()
     return err(`journal folder ${opts.dir}: ${message(e)}`)
   }
   // The new segment holds everything valid that was read: the old ones can go.
@@ -81,7 +85,7 @@ export async function openFileJournal(opts: FileJournalOptions): Promise<Result<
   for (const seg of readOnes) await removeSegment(seg.path).catch(() => undefined)
   const stats = state.counts()
   log.info({ dir: opts.dir, segment: created.path, ...stats }, 'journal opened')
-  return ok(new FileJournal(opts, state, replay, { ...created, bytes: Buffer.byteLength(snapshot) }, seq))
+  return ok(new FileJournal(opts, state, replay, { ...created, bytes: Buffer.byteLength(snapshot) }, seq, locked.value))
 }
 
 function reportBadLines(log: Logger, file: string, bad: readonly BadLine[]): void {
@@ -115,6 +119,7 @@ class FileJournal implements Journal {
     private readonly replayed: JournalReplay,
     segment: { handle: FileHandle; path: string; bytes: number },
     seq: number,
+    private readonly lock: JournalLock,
   ) {
     this.log = opts.logger
     this.now = opts.now ?? Date.now
@@ -199,6 +204,7 @@ class FileJournal implements Journal {
     this.closed = true
     await this.committer.flushed()
     await this.handle.close().catch(() => undefined)
+    await this.lock.release()
   }
 
   private append(r: JournalRecord): Promise<void> {

@@ -52,6 +52,7 @@ const attemptedSchema = z.strictObject({
   attempts: z.number().int().min(0),
   nextAttemptAt: ms,
   giveUpAt: ms,
+  receiverAsked: z.boolean().optional(),
 })
 
 const ackedSchema = z.strictObject({ k: z.literal('acked'), at: ms, deliveryId: id })

@@ -64,7 +64,12 @@ export class JournalState {
       case 'attempted': {
         const e = this.results.get(r.deliveryId)
         if (e !== undefined && e.dead === undefined) {
-          e.progress = { attempts: r.attempts, nextAttemptAt: r.nextAttemptAt, giveUpAt: r.giveUpAt }
+          e.progress = {
+            attempts: r.attempts,
+            nextAttemptAt: r.nextAttemptAt,
+            giveUpAt: r.giveUpAt,
+            ...(r.receiverAsked === true ? { receiverAsked: true } : {}),
+          }
         }
         return
       }

@@ -66,6 +66,11 @@ export interface DeliveryProgress {
   readonly attempts: number
   /** Unix ms the next attempt is due; 0: at once. */
   readonly nextAttemptAt: number
+  /**
+   * nextAttemptAt is what the receiver asked for (Retry-After): kept after a restart. Otherwise a
+   * restart tries the result at once (a restart is a fresh chance; the backoff then goes on).
+   */
+  readonly receiverAsked?: boolean
   /** Unix ms from which a failed attempt is final (createdAt + callbacks.give_up_after_ms, or a revival's). */
   readonly giveUpAt: number
 }

@@ -92,7 +92,7 @@ const ALLOWED_COMMANDS = /^(auth \S+|event json [A-Z_ ]+|bgapi (status|sofia_con
 
 t.test('hostile requests', async (t) => {
   t.setTimeout(60000)
-  const started = await startDaemon({ configFile: CONFIG, logger: silentLogger(), httpPort: 0, simulatorPort: 0, simulatorTimeScale: 0.05 })
+  const started = await startDaemon({ configFile: CONFIG, journalDir: t.testdir(), logger: silentLogger(), httpPort: 0, simulatorPort: 0, simulatorTimeScale: 0.05 })
   if (!started.ok) throw new Error(started.error.join('; '))
   const d = started.value
   t.teardown(() => d.stop())
@@ -189,7 +189,7 @@ t.test('hostile requests', async (t) => {
 
 t.test('garbage that is not HTTP', async (t) => {
   t.setTimeout(20000)
-  const started = await startDaemon({ configFile: CONFIG, logger: silentLogger(), httpPort: 0, simulatorPort: 0, simulatorTimeScale: 0.05 })
+  const started = await startDaemon({ configFile: CONFIG, journalDir: t.testdir(), logger: silentLogger(), httpPort: 0, simulatorPort: 0, simulatorTimeScale: 0.05 })
   if (!started.ok) throw new Error(started.error.join('; '))
   const d = started.value
   t.teardown(() => d.stop())

@@ -163,9 +163,9 @@ t.test('a connection refused is retried until the give-up time, then logged with
   const r = await receiver(ok200)
   const deadUrl = r.url
   await r.close() // nothing listens there any more
-  // Nothing counts attempts on a closed port: the clock jumps 1 s per retry logged instead.
+  // Nothing counts attempts on a closed port: the clock jumps 10 s per retry logged instead.
   let retries = (): number => 0
-  const { d, lines } = make(fastSettings({ give_up_after_ms: 1500 }), { now: () => Date.now() + 1000 * retries() })
+  const { d, lines } = make(fastSettings({ give_up_after_ms: 15_000 }), { now: () => Date.now() + 10_000 * retries() })
   retries = () => lines.filter((l) => l.msg.startsWith('callback attempt failed')).length
   d.deliver('example.test', deadUrl, BUSY, { requestId: 'req-dead' })
   await until(() => d.stats().failed === 1, 'final failure')

@@ -88,13 +88,13 @@ export const fastSettings = (over: Partial<CallbackSettings> = {}): CallbackSett
 })
 
 /**
- * A wall clock that jumps 1 s per attempt the receiver got, so that "give up after n attempts"
+ * A wall clock that jumps 10 s per attempt the receiver got, so that "give up after n attempts"
  * is a time rule (give_up_after_ms) that tests can state without waiting: with
  * `give_up_after_ms: giveUpAfter(n)` the n-th failed attempt is the last (real time may add up
- * to 499 ms).
+ * to 5 s, plenty on a loaded machine).
  */
-export const attemptClock = (received: { readonly length: number }): (() => number) => () => Date.now() + received.length * 1000
-export const giveUpAfter = (attempts: number): number => attempts * 1000 - 500
+export const attemptClock = (received: { readonly length: number }): (() => number) => () => Date.now() + received.length * 10_000
+export const giveUpAfter = (attempts: number): number => attempts * 10_000 - 5000
 
 /** Polls until `cond` holds; fails (rejects) after `ms` so a broken rule fails instead of hanging. */
 export async function until(cond: () => boolean, what: string, ms = 4000): Promise<void> {

@@ -5,7 +5,7 @@
  * spool file is moved into the journal. Real journals in temp folders, a real HTTP receiver.
  */
 import t, { type Test } from 'tap'
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { CallbackDispatcher } from '../../src/callbacks/dispatcher.js'
 import type { CallResult, CallbackSettings } from '../../src/callbacks/types.js'
@@ -102,16 +102,20 @@ t.test('a crash (no shutdown at all) loses nothing: the next start delivers ever
   for (let i = 1; i <= 5; i++) dead.d.deliver('example.test', r.url, result(i), { requestId: `req-${i}` })
   await until(() => r.received.length >= 5, 'first attempts')
   const ids = new Set(r.received.map((x) => String(x.headers['x-delivery-id'])))
-  // The "crashed" dispatcher is never stopped; its retries are cut off by abandoning it (timers are unref'd,
-  // and its receiver answers 503 until `up`). A new one reads the same folder, as after a SIGKILL.
-  const after = await make(t, dir, settings, 'after-the-crash')
+  // What a SIGKILL leaves on disk: the segment files as written so far (a copy, since the
+  // "crashed" dispatcher lives on in this process; its lock would be taken over after a real crash).
+  const crashed = `${dir}-after-crash`
+  mkdirSync(crashed)
+  t.teardown(() => rmSync(crashed, { recursive: true, force: true }))
+  for (const n of readdirSync(dir).filter((f) => f.endsWith('.log'))) copyFileSync(join(dir, n), join(crashed, n))
+  await dead.d.shutdown(0)
+  const after = await make(t, crashed, settings, 'after-the-crash')
   up = true
   await after.d.start()
   await until(() => after.d.stats().delivered === 5, 'delivered after the crash')
   const delivered = r.received.filter((x) => x.headers['user-agent'] === 'after-the-crash').map((x) => String(x.headers['x-delivery-id']))
   t.same(new Set(delivered), ids, 'every result, by the new process, under its original delivery id')
   await after.d.shutdown(0)
-  await dead.d.shutdown(0)
 })
 
 t.test('an attempt in flight at the deadline is aborted; after the restart it is sent again at once', async (t) => {
@@ -141,7 +145,25 @@ t.test('an attempt in flight at the deadline is aborted; after the restart it is
   await second.d.shutdown(0)
 })
 
-t.test('the retry schedule survives a restart: the next attempt waits for its journaled time', async (t) => {
+t.test('after a restart the next attempt comes at once, the attempt count goes on', async (t) => {
+  const r = await receiver((req, res, _b, n) => (n === 1 ? status(503) : ok200)(req, res, '', n))
+  t.teardown(r.close)
+  const dir = t.testdir()
+  const settings = fastSettings({ backoff_initial_ms: 60_000, backoff_max_ms: 60_000 })
+  const first = await make(t, dir, settings)
+  await first.d.start()
+  first.d.deliver('example.test', r.url, result(1), { requestId: 'req-1' })
+  await until(() => first.d.stats().pending === 1 && r.received.length === 1, 'waiting a minute for its retry')
+  await first.d.shutdown(0)
+  await first.journal.close()
+  const second = await make(t, dir, settings)
+  await second.d.start()
+  await until(() => second.d.stats().delivered === 1, 'retried at once', 2000)
+  t.equal(r.received[1]?.headers['x-delivery-attempt'], '2')
+  await second.d.shutdown(0)
+})
+
+t.test("a receiver's Retry-After survives a restart: the next attempt waits for it", async (t) => {
   const r = await receiver((req, res, _b, n) => (n === 1 ? status(503, { 'retry-after': '1' }) : ok200)(req, res, '', n))
   t.teardown(r.close)
   const dir = t.testdir()

@@ -3,7 +3,10 @@
  * startDaemon with the shipped configuration (ports 0, simulated time sped up), a local
  * callback receiver, and small helpers to call the API and wait for things to happen.
  */
+import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer, type IncomingHttpHeaders } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import type { AddressInfo } from 'node:net'
 import { startDaemon, type Daemon } from '../../src/daemon.js'
 import { silentLogger } from '../../src/util/logger.js'
@@ -37,7 +40,10 @@ export async function startHarness(opts: { configFile?: string; timeScale?: numb
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r))
   const callbackUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/cb`
 
+  // A journal of its own: test files run in parallel, and the shipped one sits in conf/.
+  const journalDir = mkdtempSync(join(tmpdir(), 'cod-e2e-journal-'))
   const started = await startDaemon({
+    journalDir,
     configFile: opts.configFile ?? 'conf/daemon.yaml',
     logger: silentLogger(),
     httpPort: 0,
@@ -74,6 +80,7 @@ export async function startHarness(opts: { configFile?: string; timeScale?: numb
     async close() {
       await daemon.stop()
       await new Promise<void>((r) => receiver.close(() => r()))
+      rmSync(journalDir, { recursive: true, force: true })
     },
   }
 }

@@ -7,7 +7,10 @@
  * daemon's channel limit counts them (docs/engine.md "Channel limit"); its peak must never pass
  * the limit.
  */
+import { mkdtempSync, rmSync } from 'node:fs'
 import net from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import { startDaemon, type Daemon } from '../../src/daemon.js'
@@ -81,7 +84,9 @@ let daemon: Daemon
 let observer: ChannelObserver
 t.before(async () => {
   const port = await freePort()
-  const started = await startDaemon({ configFile: 'conf/daemon.yaml', logger: silentLogger(), httpPort: 0, simulatorPort: port, simulatorTimeScale: 0.05 })
+  const journalDir = mkdtempSync(join(tmpdir(), 'cod-e2e-journal-'))
+  t.teardown(() => rmSync(journalDir, { recursive: true, force: true }))
+  const started = await startDaemon({ configFile: 'conf/daemon.yaml', journalDir, logger: silentLogger(), httpPort: 0, simulatorPort: port, simulatorTimeScale: 0.05 })
   if (!started.ok) throw new Error(started.error.join('\n'))
   daemon = started.value
   observer = new ChannelObserver(port)

@@ -3,8 +3,7 @@
  * - SIGHUP with a broken configuration: the running configuration stays, the log says why;
  *   once fixed, SIGHUP applies the new one.
  * - SIGTERM with calls ringing: every accepted request's result is delivered when its receiver
- *   is up, written to callbacks.spool_file when not, and the process exits 0; the next start
- *   delivers the spool.
+ *   is up, left in the journal when not, and the process exits 0; the next start delivers them.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -58,16 +57,15 @@ t.test('SIGHUP with a broken configuration keeps the running one', async (t) => 
   t.equal(await d.exited, 0, 'exits 0')
 })
 
-t.test('SIGTERM with calls in flight: results delivered or spooled, exit 0, spool delivered at the next start', async (t) => {
+t.test('SIGTERM with calls in flight: results delivered or left in the journal, exit 0, delivered at the next start', async (t) => {
   t.setTimeout(60000)
   const up = await receiver(t)
   const down = await receiver(t)
   await down.close()
   const { configFile, dir } = fixtureCopy(t)
-  const spool = join(dir, 'callbacks.spool')
-  // A retry would come after the shutdown deadline (10 s): spooled at once instead.
+  // A retry would come after the shutdown deadline (10 s): left in the journal at once instead.
   editYaml(configFile, (doc) => {
-    doc.callbacks = { timeout_ms: 1000, max_attempts: 5, backoff_initial_ms: 30000, backoff_max_ms: 60000, concurrency_per_domain: 2, spool_file: spool, allow: ['127.0.0.1/32'] }
+    doc.callbacks = { timeout_ms: 1000, backoff_initial_ms: 30000, backoff_max_ms: 60000, concurrency_per_domain: 2, allow: ['127.0.0.1/32'] }
   })
   const d = await spawnDaemon(t, configFile)
   const token = TOKENS['fault.test'] ?? ''
@@ -88,24 +86,26 @@ t.test('SIGTERM with calls in flight: results delivered or spooled, exit 0, spoo
   t.same(upIds, toUp.map((r) => r.requestId).sort(), 'results for a receiver that is up: delivered before exit, once each')
   for (const x of up.deliveries) t.same(JSON.parse(x.body), { result_code: 500, error: { id: 'cancelled', cause: 'ORIGINATOR_CANCEL' } })
 
-  t.ok(existsSync(spool), 'spool file written')
-  const entries = readFileSync(spool, 'utf8')
-    .split('\n')
-    .filter((l) => l !== '')
-    .map((l) => JSON.parse(l) as { request_id: string; delivery_id: string; body: string; url: string })
-  t.same(entries.map((e) => e.request_id).sort(), [early, ...toDown].map((r) => r.requestId).sort(), 'undeliverable results spooled, once each')
-  t.same(JSON.parse(entries.find((e) => e.request_id === early.requestId)?.body ?? '{}'), { result_code: 0, uuid: early.json.uuids?.[0] })
+  const left = d.lines.filter((l) => l.msg === 'callback left pending in the journal for the next start')
+  t.same(left.map((l) => l.request_id).sort(), [early, ...toDown].map((r) => r.requestId).sort(), 'undeliverable results left in the journal, once each')
+  const earlyBody = left.find((l) => l.request_id === early.requestId)?.body
+  t.same(JSON.parse(String(earlyBody ?? '{}')), { result_code: 0, uuid: early.json.uuids?.[0] })
+  t.ok(existsSync(join(dir, 'journal')), 'the journal sits beside daemon.yaml')
 
-  // Next start, receiver back: the spool is delivered with the same delivery ids, then removed.
+  // Next start, receiver back: delivered at once with the same delivery ids, and only once.
   await down.open()
   const again = await spawnDaemon(t, configFile)
   await new Promise<void>((resolve, reject) => {
     const deadline = Date.now() + 10000
-    const tick = () => (down.accepted().size >= entries.length ? resolve() : Date.now() > deadline ? reject(new Error('spool not delivered')) : setTimeout(tick, 20))
+    const tick = () => (down.accepted().size >= left.length ? resolve() : Date.now() > deadline ? reject(new Error('pending results not delivered')) : setTimeout(tick, 20))
     tick()
   })
-  t.same([...down.accepted().keys()].sort(), entries.map((e) => e.delivery_id).sort(), 'spooled results delivered with their delivery ids')
+  t.same([...down.accepted().keys()].sort(), left.map((l) => l.delivery_id).sort(), 'delivered with their original delivery ids')
   again.proc.kill('SIGTERM')
   t.equal(await again.exited, 0)
-  t.notOk(existsSync(spool), 'spool file removed once delivered')
+  const third = await spawnDaemon(t, configFile)
+  await new Promise((r) => setTimeout(r, 300))
+  t.same([...down.accepted().values()].map((ds) => ds.length), left.map(() => 1), 'a third start sends nothing again')
+  third.proc.kill('SIGTERM')
+  t.equal(await third.exited, 0)
 })

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { appendFileSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { appendFileSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { openJournal } from '../../src/journal/index.js'
 import type { Journal } from '../../src/journal/types.js'
@@ -210,7 +210,7 @@ t.test('a crash between a compaction and the removal of the old segment: both re
   t.same(j.replay().openRequests.map((o) => o.requestId), ['req-1'])
   t.equal(j.replay().pendingResults.length, 2)
   t.equal(j.replay().deadLetters.length, 1)
-  t.equal(readdirSync(dir).length, 1, 'old segments and the interrupted temporary file are gone')
+  t.same(readdirSync(dir).filter((n) => n !== 'lock').length, 1, 'old segments and the interrupted temporary file are gone')
 })
 
 t.test('idempotency keys come back for 24 h, also after the request ended; then they are forgotten', async (t) => {
@@ -250,4 +250,23 @@ t.test('the disabled journal writes nothing and replays nothing', async (t) => {
   await r.value.accepted(accepted(1))
   t.same(readdirSync(dir), [])
   t.same(r.value.replay().openRequests, [])
+})
+
+t.test('one daemon per folder: a live owner is refused, a dead one (crash) is taken over', async (t) => {
+  const dir = tempDir(t)
+  const a = await open(dir)
+  const second = await openJournal({ dir, logger: captureLogs().logger })
+  t.equal(second.ok, false, 'refused while the first is open')
+  await a.j.close()
+  t.notOk(existsSync(join(dir, 'lock')), 'released at close')
+  // Another process that lives (the test runner that started this one) holds it.
+  writeFileSync(join(dir, 'lock'), `${process.ppid}\n`)
+  const third = await openJournal({ dir, logger: captureLogs().logger })
+  t.equal(third.ok, false)
+  if (!third.ok) t.match(third.error, /in use by the process/)
+  // A lock left by a process that no longer exists (PID 2^22 + 1 is above Linux's pid_max).
+  writeFileSync(join(dir, 'lock'), `${4194305}\n`)
+  const { j } = await open(dir)
+  t.teardown(() => j.close())
+  t.pass('a stale lock is taken over')
 })
