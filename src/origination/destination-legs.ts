@@ -29,11 +29,14 @@ async function terminalsOf(lookup: ContactLookup, userName: string, domain: stri
   return r.ok ? ok(Math.max(1, r.value.length)) : r
 }
 
+/** The destination's channels, or why they could not be counted (its contacts could not be read). */
+export type DestinationSlots = Promise<Result<number, OriginationRefusal>>
+
 export async function destinationSlots(
   destination: Destination,
   dom: DomainDirectory,
   lookup: ContactLookup,
-): Promise<Result<number, OriginationRefusal>> {
+): DestinationSlots {
   switch (destination.kind) {
     case 'pstn':
     case 'extension':

@@ -26,7 +26,7 @@ import { createAttempts } from './attempt.js'
 import { createLegCanceller } from './cancel.js'
 import { ChannelLimiter } from './channel-limit.js'
 import { createContactLookup } from './contacts.js'
-import { destinationSlots } from './destination-legs.js'
+import { destinationSlots, type DestinationSlots } from './destination-legs.js'
 import { createGroupCalls } from './group-call.js'
 import type { CallbackSink } from './outcome.js'
 import type { OriginationAccepted, OriginationEngine, OriginationPlan } from './plan.js'
@@ -126,14 +126,14 @@ export function createEngine(deps: EngineDeps): Engine {
     })
     if (!admitted.ok) return err(admitted.error)
     const dom = admitted.value
-    const slots = await destinationSlots(plan.destination, dom, lookupContacts)
-    if (!slots.ok) return err(slots.error)
-    const placed = await place(plan, dom, slots.value)
+    // Looked up while the originating legs are: each placement awaits it just before it reserves.
+    const slots = destinationSlots(plan.destination, dom, lookupContacts)
+    const placed = await place(plan, dom, slots)
     if (!placed.ok) limiter.dropHold(plan.requestId)
     return placed
   }
 
-  const place = (plan: OriginationPlan, dom: DomainDirectory, destSlots: number): Promise<Result<OriginationAccepted, OriginationRefusal>> => {
+  const place = (plan: OriginationPlan, dom: DomainDirectory, destSlots: DestinationSlots): Promise<Result<OriginationAccepted, OriginationRefusal>> => {
     const o = plan.originator
     switch (o.kind) {
       case 'user':

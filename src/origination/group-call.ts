@@ -15,6 +15,7 @@ import { reserveLegs } from './admission.js'
 import type { Attempts } from './attempt.js'
 import type { ChannelLimiter } from './channel-limit.js'
 import type { ContactLookup } from './contacts.js'
+import type { DestinationSlots } from './destination-legs.js'
 import { runHunt, type HuntMember } from './hunt.js'
 import { groupOf } from './originate-spec.js'
 import type { OriginationAccepted, OriginationPlan } from './plan.js'
@@ -43,7 +44,7 @@ export interface GroupCalls {
     members: readonly User[],
     memberAnswerTimeoutSec: number,
     /** The destination's legs to reserve with the first member's (destination-legs.ts). */
-    destinationSlots: number,
+    destinationSlots: DestinationSlots,
   ): Promise<Result<OriginationAccepted, OriginationRefusal>>
   /** Refuses the hunts admitted but still waiting in their queue (the engine is closing). */
   refuseWaiting(): void
@@ -83,9 +84,12 @@ export function createGroupCalls(deps: GroupCallDeps): GroupCalls {
     if (first === undefined) {
       return err(refusal('no_member_available', `no member of group ${groupOf(plan)?.name ?? ''} has a registered SIP terminal`))
     }
+    const slots = await destinationSlots
+    if (!slots.ok) return err(slots.error)
+    // No await between the check and the reservation (channel-limit.ts).
     const reserved = reserveLegs(limiter, plan.domain, dom.config.channel_limit, {
       uuids: first.uuids,
-      destination: { requestId: plan.requestId, slots: destinationSlots },
+      destination: { requestId: plan.requestId, slots: slots.value },
     })
     if (!reserved.ok) return err(reserved.error)
     const req = requests.open(plan, dom)

@@ -12,6 +12,7 @@ import { reserveLegs } from './admission.js'
 import type { Attempts } from './attempt.js'
 import type { ChannelLimiter } from './channel-limit.js'
 import type { ContactLookup } from './contacts.js'
+import type { DestinationSlots } from './destination-legs.js'
 import type { LegPlan } from './originate-spec.js'
 import type { OriginationAccepted, OriginationPlan } from './plan.js'
 import { refusal, STOPPING, type OriginationRefusal } from './refusal.js'
@@ -28,18 +29,21 @@ type Placed = Promise<Result<OriginationAccepted, OriginationRefusal>>
 
 export interface SingleCalls {
   /** `destinationSlots`: the destination's legs to reserve with the request's own (destination-legs.ts). */
-  callUser(plan: OriginationPlan, dom: DomainDirectory, user: User, autoAnswer: boolean, destinationSlots: number): Placed
-  callPstn(plan: OriginationPlan, dom: DomainDirectory, number: string, destinationSlots: number): Placed
+  callUser(plan: OriginationPlan, dom: DomainDirectory, user: User, autoAnswer: boolean, destinationSlots: DestinationSlots): Placed
+  callPstn(plan: OriginationPlan, dom: DomainDirectory, number: string, destinationSlots: DestinationSlots): Placed
 }
 
 export function createSingleCalls(deps: SingleCallDeps): SingleCalls {
   const { requests, attempts } = deps
 
-  const single = async (plan: OriginationPlan, dom: DomainDirectory, legs: readonly LegPlan[], destinationSlots: number): Placed => {
+  const single = async (plan: OriginationPlan, dom: DomainDirectory, legs: readonly LegPlan[], destinationSlots: DestinationSlots): Placed => {
     const uuids = legs.map((l) => l.uuid)
+    const slots = await destinationSlots
+    if (!slots.ok) return err(slots.error)
+    // No await between the check and the reservation (channel-limit.ts).
     const reserved = reserveLegs(deps.limiter, plan.domain, dom.config.channel_limit, {
       uuids,
-      destination: { requestId: plan.requestId, slots: destinationSlots },
+      destination: { requestId: plan.requestId, slots: slots.value },
     })
     if (!reserved.ok) return err(reserved.error)
     const req = requests.open(plan, dom)
