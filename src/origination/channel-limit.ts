@@ -16,6 +16,8 @@
  *   ends when no destination leg can come any more: the request was refused, no originator leg
  *   answered, or the answered leg hung up.
  *
+ * The counts are kept up to date as channels change (channelChanged(), fed by the engine from
+ * the channel model), so an admission costs the same with 10,000 calls up as with none.
  * tryReserve() checks and reserves in one synchronous step; JavaScript runs it to the end
  * before any other request can look, so concurrent requests can never both take the last slot.
  */
@@ -29,21 +31,33 @@ const norm = (domain: string): string => domain.toLowerCase()
  */
 const UNSEEN_WINNER_MS = 10_000
 
-/** What the limiter reads from the channel model (src/channels): live counts and one request's legs. */
+/** What the limiter reads from the channel model (src/channels). */
 export interface LimitChannels {
   /** The domain's live (not hung up) channels. */
   liveCount(domain: string): number
   /** Whether this channel is live: true/false, or undefined when the model does not know it. */
   isLive(uuid: string): boolean | undefined
-  /** The request's destination legs (cod_role=destination) that are live now. */
-  liveDestinationLegs(requestId: string): number
+  /** The request's destination legs (cod_role=destination) that are live now: a new hold starts from them. */
+  liveDestinationLegs(requestId: string): Iterable<string>
+}
+
+/** A channel as the limiter needs to see its changes (a ChannelRecord of src/channels fits). */
+export interface LimitChannel {
+  readonly uuid: string
+  readonly requestId: string | undefined
+  readonly role: string | undefined
+  /** `hangup` once it no longer counts. */
+  readonly state: string
 }
 
 /** A request's destination reservation. Only this module changes it. */
 interface DestinationHold {
+  readonly requestId: string
   readonly domain: string
   /** Channels kept for the destination legs: at most this many live at once. */
-  slots: number
+  readonly slots: number
+  /** Its destination legs live now. */
+  readonly legs: Set<string>
   /** The originator leg that answered, once known: the hold lasts while it lives. */
   winner: string | undefined
   /** performance.now() when the winner was bound. */
@@ -59,10 +73,17 @@ export interface LegDemand {
   readonly destination?: { readonly requestId: string; readonly slots: number }
 }
 
+/** Free slots of one hold: what it reserves beyond its live legs. */
+const freeOf = (h: DestinationHold): number => Math.max(0, h.slots - h.legs.size)
+
 export class ChannelLimiter {
   private readonly reserved = new Map<string, Set<string>>()
   private readonly domainOf = new Map<string, string>()
   private readonly holds = new Map<string, DestinationHold>()
+  /** Σ freeOf(hold) per domain, kept as holds and their legs change. */
+  private readonly holdFree = new Map<string, number>()
+  /** Answered leg → the request whose hold it keeps. */
+  private readonly winners = new Map<string, string>()
 
   private readonly channels: LimitChannels
   private readonly inFlight: (requestId: string) => boolean
@@ -70,8 +91,8 @@ export class ChannelLimiter {
 
   /**
    * @param deps.inFlight whether the request is still being placed: a hold whose request is
-   *   neither in flight nor answered can create nothing more (a leak guard: the engine also
-   *   drops it explicitly).
+   *   neither in flight nor answered can create nothing more (sweep(), a leak guard: the engine
+   *   also drops holds explicitly).
    */
   constructor(deps: { readonly channels: LimitChannels; readonly inFlight: (requestId: string) => boolean; readonly now?: () => number }) {
     this.channels = deps.channels
@@ -87,16 +108,7 @@ export class ChannelLimiter {
   /** Channels reserved and not live yet: originator legs plus the free slots of destination holds. */
   reservedCount(domain: string): number {
     const d = norm(domain)
-    let n = this.reserved.get(d)?.size ?? 0
-    for (const [requestId, h] of this.holds) {
-      if (h.domain !== d) continue
-      if (!this.holdIsActive(requestId, h)) {
-        this.holds.delete(requestId)
-        continue
-      }
-      n += Math.max(0, h.slots - this.channels.liveDestinationLegs(requestId))
-    }
-    return n
+    return (this.reserved.get(d)?.size ?? 0) + (this.holdFree.get(d) ?? 0)
   }
 
   /**
@@ -108,17 +120,31 @@ export class ChannelLimiter {
     const dest = demand.destination
     const wanted = demand.uuids.length + (dest?.slots ?? 0)
     if (this.inUse(d) + wanted > limit) return false
-    let set = this.reserved.get(d)
-    if (set === undefined) {
-      set = new Set()
-      this.reserved.set(d, set)
+    if (demand.uuids.length > 0) {
+      let set = this.reserved.get(d)
+      if (set === undefined) {
+        set = new Set()
+        this.reserved.set(d, set)
+      }
+      for (const u of demand.uuids) {
+        set.add(u)
+        this.domainOf.set(u, d)
+      }
     }
-    for (const u of demand.uuids) {
-      set.add(u)
-      this.domainOf.set(u, d)
+    if (dest !== undefined) {
+      this.dropHold(dest.requestId)
+      const h: DestinationHold = {
+        requestId: dest.requestId,
+        domain: d,
+        slots: dest.slots,
+        legs: new Set(this.channels.liveDestinationLegs(dest.requestId)),
+        winner: undefined,
+        boundAt: 0,
+        winnerSeen: false,
+      }
+      this.holds.set(h.requestId, h)
+      this.addFree(d, freeOf(h))
     }
-    if (dest !== undefined) this.holds.set(dest.requestId, { domain: d, slots: dest.slots, winner: undefined, boundAt: 0, winnerSeen: false })
-    if (set.size === 0) this.reserved.delete(d)
     return true
   }
 
@@ -138,22 +164,27 @@ export class ChannelLimiter {
   bindWinner(requestId: string, uuid: string): void {
     const h = this.holds.get(requestId)
     if (h === undefined) return
+    if (h.winner !== undefined) this.winners.delete(h.winner)
     h.winner = uuid
     h.boundAt = this.now()
+    const live = this.channels.isLive(uuid)
+    if (live === false) return this.dropHold(requestId)
+    h.winnerSeen = live === true
+    this.winners.set(uuid, requestId)
   }
 
   /** No destination leg can come for this request any more (refused, or no originator leg answered). */
   dropHold(requestId: string): void {
+    const h = this.holds.get(requestId)
+    if (h === undefined) return
     this.holds.delete(requestId)
+    if (h.winner !== undefined && this.winners.get(h.winner) === requestId) this.winners.delete(h.winner)
+    this.addFree(h.domain, -freeOf(h))
   }
 
   /** The slots held for the request's destination, or undefined when it holds none. */
   destinationSlots(requestId: string): number | undefined {
-    const h = this.holds.get(requestId)
-    if (h === undefined) return undefined
-    if (this.holdIsActive(requestId, h)) return h.slots
-    this.holds.delete(requestId)
-    return undefined
+    return this.holds.get(requestId)?.slots
   }
 
   /**
@@ -163,14 +194,49 @@ export class ChannelLimiter {
   tryHoldAfterAnswer(domain: string, limit: number, requestId: string, winner: string, slots: number): boolean {
     if (!this.tryReserve(domain, limit, { uuids: [], destination: { requestId, slots } })) return false
     this.bindWinner(requestId, winner)
-    return true
+    return this.holds.has(requestId)
   }
 
-  private holdIsActive(requestId: string, h: DestinationHold): boolean {
-    if (h.winner === undefined) return this.inFlight(requestId)
-    const live = this.channels.isLive(h.winner)
-    if (live === true) h.winnerSeen = true
-    if (live !== undefined) return live
-    return !h.winnerSeen && this.now() - h.boundAt < UNSEEN_WINNER_MS
+  /** A channel changed (created, hung up, destroyed, re-read): its request's hold follows it. */
+  channelChanged(c: LimitChannel): void {
+    const live = c.state !== 'hangup'
+    const answeredFor = this.winners.get(c.uuid)
+    if (answeredFor !== undefined) {
+      const h = this.holds.get(answeredFor)
+      if (h !== undefined && live) h.winnerSeen = true
+      // The answered leg is gone: no bridge can come from it any more.
+      else if (!live) this.dropHold(answeredFor)
+    }
+    if (c.requestId === undefined || c.role !== 'destination') return
+    const h = this.holds.get(c.requestId)
+    if (h === undefined) return
+    const before = freeOf(h)
+    if (live) h.legs.add(c.uuid)
+    else h.legs.delete(c.uuid)
+    this.addFree(h.domain, freeOf(h) - before)
+  }
+
+  /**
+   * Ends the holds whose end no channel change reported (a leak guard, run every few seconds):
+   * a request no longer in flight and never answered; an answered leg never seen after
+   * UNSEEN_WINNER_MS, or seen and then forgotten by the channel model.
+   */
+  sweep(): void {
+    for (const h of [...this.holds.values()]) {
+      if (h.winner === undefined) {
+        if (!this.inFlight(h.requestId)) this.dropHold(h.requestId)
+        continue
+      }
+      const live = this.channels.isLive(h.winner)
+      if (live === true) h.winnerSeen = true
+      else if (live === false || h.winnerSeen || this.now() - h.boundAt >= UNSEEN_WINNER_MS) this.dropHold(h.requestId)
+    }
+  }
+
+  private addFree(domain: string, delta: number): void {
+    if (delta === 0) return
+    const n = (this.holdFree.get(domain) ?? 0) + delta
+    if (n > 0) this.holdFree.set(domain, n)
+    else this.holdFree.delete(domain)
   }
 }

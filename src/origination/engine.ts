@@ -36,6 +36,9 @@ import { createSingleCalls } from './single-call.js'
 
 export interface EngineDeps {
   readonly pbx: PbxClient
+/** How often the channel limit ends destination holds no channel change ended (channel-limit.ts sweep). */
+const LIMIT_SWEEP_MS = 5000
+
   /** The live channels (created once by the daemon): the channel limit counts them, attempts follow their legs on them. */
   readonly channels: ChannelModel
   readonly runtime: () => Runtime
@@ -92,9 +95,9 @@ export function createEngine(deps: EngineDeps): Engine {
         return c === undefined ? undefined : c.state !== 'hangup'
       },
       liveDestinationLegs: (requestId) => {
-        let n = 0
-        for (const c of channels.ofRequest(requestId)) if (c.role === 'destination' && c.state !== 'hangup') n++
-        return n
+        const legs: string[] = []
+        for (const c of channels.ofRequest(requestId)) if (c.role === 'destination' && c.state !== 'hangup') legs.push(c.uuid)
+        return legs
       },
     },
     inFlight: (id) => requests.has(id),
@@ -106,6 +109,8 @@ export function createEngine(deps: EngineDeps): Engine {
   const lookupContacts = createContactLookup(pbx, commandTimeoutMs, log)
   const singles = createSingleCalls({ limiter, requests, attempts, lookupContacts })
   const groups = createGroupCalls({
+  const unfollowLimit = channels.onChange((c) => limiter.channelChanged(c.channel))
+  const limitSweep = setInterval(() => limiter.sweep(), LIMIT_SWEEP_MS).unref()
     limiter,
     requests,
     attempts,
@@ -178,3 +183,5 @@ export function createEngine(deps: EngineDeps): Engine {
     },
   }
 }
+      unfollowLimit()
+      clearInterval(limitSweep)
