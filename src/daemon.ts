@@ -144,6 +144,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
   })
   // A request without callback_url is over once its outcome is known (with one, its result record ends it).
   engine.onOutcome((o) => void journal.ended(o.requestId))
+  // Requests an earlier run accepted without a result: adopted while their legs live, else their
+  // legs' records (or outcome_unknown) give the result (origination/recovery.ts). Not awaited: it
+  // waits for FreeSWITCH; results already journaled are the dispatcher's own to send again.
+  engine.recover(journal.replay().openRequests).catch((e: unknown) => logger.error({ err: e }, 'recovery failed'))
 
   // Every IVR request goes through the one outbound transport with ivr.fetch_allow, read at each
   // connection (a reload applies to the next one).

@@ -31,6 +31,8 @@ import { createGroupCalls } from './group-call.js'
 import type { CallbackSink } from './outcome.js'
 import type { OriginationAccepted, OriginationEngine, OriginationPlan } from './plan.js'
 import type { OriginationRefusal } from './refusal.js'
+import { createLegRecords } from './leg-records.js'
+import { createRecovery, type RecoverableRequest, type RecoverySummary } from './recovery.js'
 import { createRequests, type RequestOutcome } from './requests.js'
 import { createSingleCalls } from './single-call.js'
 
@@ -74,6 +76,11 @@ export interface Engine extends OriginationEngine {
   mayBridge(domain: string, requestId: string, callerUuid: string | undefined): boolean
   /** Results of accepted requests, once each (CTI may listen). */
   onOutcome(listener: (o: RequestOutcome) => void): () => void
+  /**
+   * At start: the requests an earlier run accepted without a result get one, adopted while their
+   * legs live (recovery.ts). Resolves once each is reported or adopted.
+   */
+  recover(open: readonly RecoverableRequest[]): Promise<RecoverySummary>
   close(): Promise<void>
 }
 
@@ -105,6 +112,15 @@ export function createEngine(deps: EngineDeps): Engine {
   // The destination's hold lasts while the answered leg lives; unanswered, nothing more comes.
   requests.onOutcome((o) => (o.result.result_code === 0 ? limiter.bindWinner(o.requestId, o.result.uuid) : limiter.dropHold(o.requestId)))
   const cancel = createLegCanceller(pbx, commandTimeoutMs, log)
+  // FreeSWITCH records each leg's fate in mod_hash, read back when the daemon was away (recovery.ts).
+  const records = createLegRecords({
+    pbx,
+    channels,
+    logger: log,
+    commandTimeoutMs,
+    inFlight: (id) => requests.has(id) || recovery.has(id),
+  })
+  const recovery = createRecovery({ pbx, channels, records, requests, cancel, logger: log.child({ part: 'recovery' }), graceMs })
   const attempts = createAttempts({ pbx, channels, limiter, cancel, runtime, logger: log, commandTimeoutMs, graceMs, timeScale })
   const lookupContacts = createContactLookup(pbx, commandTimeoutMs, log)
   const singles = createSingleCalls({ limiter, requests, attempts, lookupContacts })
@@ -165,6 +181,7 @@ export function createEngine(deps: EngineDeps): Engine {
       return held
     },
     onOutcome: (listener) => requests.onOutcome(listener),
+    recover: (open) => (closed ? Promise.resolve({ fromRecords: 0, adopted: 0, unknown: 0 }) : recovery.recover(open)),
     async close() {
       if (closed) return
       closed = true
@@ -178,6 +195,9 @@ export function createEngine(deps: EngineDeps): Engine {
       }
       await Promise.race([groups.idle(), new Promise((r) => setTimeout(r, 2000).unref())])
       for (const req of requests.inFlight()) requests.settle(req, { answered: false, cause: 'ORIGINATOR_CANCEL' })
+      recovery.stop()
+      recovery.close()
+      records.close()
       attempts.close()
       requests.close()
     },

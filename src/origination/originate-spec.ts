@@ -9,6 +9,7 @@ import { CHANNEL_VARS, ROUTE_EXTENSION } from '../pbx/channel-vars.js'
 import * as commands from '../pbx/commands.js'
 import type { Endpoint, OriginateLeg } from '../pbx/commands.js'
 import type { EndUser } from '../pbx/end-user.js'
+import { legRecordSlot } from '../pbx/leg-record.js'
 import type { OriginationPlan } from './plan.js'
 
 /** One leg of an attempt: its pre-assigned UUID and where it rings. */
@@ -91,6 +92,8 @@ export const buildOriginate = (
     endpoint: l.endpoint,
     ...(l.userId !== undefined ? { vars: { [CHANNEL_VARS.userId]: l.userId } } : {}),
     ...(l.autoAnswer === true ? { autoAnswer: { host: domainName } } : {}),
+    // FreeSWITCH records the leg's answer itself, for recovery after the daemon was away (pbx/leg-record.ts).
+    record: legRecordSlot(domainName, plan.requestId, l.uuid),
   }))
   return commands.originate({
     legs: originateLegs,

@@ -28,6 +28,14 @@ export interface RequestOutcome {
   readonly result: CallResult
 }
 
+/** What a result needs to be reported: the request as the API accepted it. */
+export interface ReportedRequest {
+  readonly requestId: string
+  readonly domain: string
+  readonly operation: OriginationPlan['operation']
+  readonly callbackUrl: string | undefined
+}
+
 export interface Requests {
   has(requestId: string): boolean
   open(plan: OriginationPlan, dom: DomainDirectory): RequestState
@@ -35,6 +43,11 @@ export interface Requests {
   forget(requestId: string): void
   /** The request's outcome is known: reports it once (see the top of this file). */
   settle(req: RequestState, outcome: AttemptOutcome): void
+  /**
+   * Reports the outcome of a request accepted by an earlier run of the daemon (recovery.ts): the
+   * same listeners and callback as settle; recovery makes sure it is called once per request.
+   */
+  report(req: ReportedRequest, outcome: AttemptOutcome): void
   inFlight(): RequestState[]
   onOutcome(listener: (o: RequestOutcome) => void): () => void
   close(): void
@@ -44,6 +57,20 @@ export function createRequests(deps: { readonly callbacks: CallbackSink; readonl
   const log = deps.logger
   const requests = new Map<string, RequestState>()
   const outcomeListeners = new Set<(o: RequestOutcome) => void>()
+
+  const report = (req: ReportedRequest, outcome: AttemptOutcome): void => {
+    const result = resultOf(outcome)
+    const o: RequestOutcome = { requestId: req.requestId, domain: req.domain, operation: req.operation, result }
+    log.info({ requestId: o.requestId, domain: o.domain, result }, 'origination result')
+    for (const l of [...outcomeListeners]) {
+      try {
+        l(o)
+      } catch (e) {
+        log.error({ err: e }, 'outcome listener failed')
+      }
+    }
+    if (req.callbackUrl !== undefined) deps.callbacks.deliver(req.domain, req.callbackUrl, result, { requestId: req.requestId })
+  }
 
   return {
     has: (requestId) => requests.has(requestId),
@@ -69,20 +96,10 @@ export function createRequests(deps: { readonly callbacks: CallbackSink; readonl
       requests.delete(req.plan.requestId)
       // The API answered this request with an error (e.g. the daemon stopped first): no result.
       if (!req.accepted) return
-      const result = resultOf(outcome)
-      const o: RequestOutcome = { requestId: req.plan.requestId, domain: req.plan.domain, operation: req.plan.operation, result }
-      log.info({ requestId: o.requestId, domain: o.domain, result }, 'origination result')
-      for (const l of [...outcomeListeners]) {
-        try {
-          l(o)
-        } catch (e) {
-          log.error({ err: e }, 'outcome listener failed')
-        }
-      }
-      if (req.plan.callbackUrl !== undefined) {
-        deps.callbacks.deliver(req.plan.domain, req.plan.callbackUrl, result, { requestId: req.plan.requestId })
-      }
+      const p = req.plan
+      report({ requestId: p.requestId, domain: p.domain, operation: p.operation, callbackUrl: p.callbackUrl }, outcome)
     },
+    report: (req, outcome) => report(req, outcome),
     inFlight: () => [...requests.values()],
     onOutcome(listener) {
       outcomeListeners.add(listener)

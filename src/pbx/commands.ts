@@ -96,6 +96,44 @@ export interface OriginateLeg {
   readonly vars?: Readonly<Record<string, string>>
   /** Adds the SIP auto-answer headers to this leg; `host` goes into the header URIs. */
   readonly autoAnswer?: { readonly host: string }
+  /** FreeSWITCH records the leg's answer here itself (`api_on_answer`, see answerRecordVar). */
+  readonly record?: HashSlot
+}
+
+/**
+ * A mod_hash entry: `hash insert/<realm>/<key>/<value>` stores it under `<realm>_<key>`
+ * (mod_hash.c hash_api_function splits its argument on `/` into at most 4 parts, so realm and
+ * key hold no `/`). Its values outlive the daemon: FreeSWITCH keeps them in memory.
+ */
+export interface HashSlot {
+  readonly realm: string
+  readonly key: string
+}
+
+/** Realm and key of a HashSlot: the token alphabet without `/` (and never empty). */
+const HASH_PART = /^[A-Za-z0-9._@+#*%-]{1,256}$/
+
+function checkSlot(field: string, slot: HashSlot): Result<string, CommandError> {
+  if (!HASH_PART.test(slot.realm)) return fail(`${field}.realm`, 'not a valid hash realm')
+  if (!HASH_PART.test(slot.key)) return fail(`${field}.key`, 'not a valid hash key')
+  return ok(`${slot.realm}/${slot.key}`)
+}
+
+/** What the hooks write: `answered` on answer; `<CAUSE>:<answer_epoch>` at hangup. */
+export const LEG_RECORD_ANSWERED = 'answered'
+
+/**
+ * `api_on_answer='hash insert/<realm>/<key>/answered'`: switch_channel.c runs every variable named
+ * `api_on_answer*` as an API command when the leg answers (switch_channel_api_on, do_api_on: the
+ * command up to the first space, then its argument). Quoted because of that space: the blank split
+ * of originate_function keeps `'...'` together and cleanup_separated_string drops the quotes
+ * (switch_utils.c). Literal text only: originate refuses a value holding `${`
+ * (switch_ivr_originate.c check_vars, switch_channel_set_variable_var_check).
+ */
+function answerRecordVar(field: string, slot: HashSlot): Result<string, CommandError> {
+  const s = checkSlot(field, slot)
+  if (!s.ok) return s
+  return ok(`api_on_answer='hash insert/${s.value}/${LEG_RECORD_ANSWERED}'`)
 }
 
 export type OriginateTarget =
@@ -128,6 +166,11 @@ const RESERVED_VARS = new Set([
   'sip_h_call-info',
   'sip_h_alert-info',
   'sip_copy_custom_headers',
+  // The leg's own record of its fate (hangupRecordHook, answerRecordVar): never from elsewhere.
+  'api_on_answer',
+  'api_hangup_hook',
+  'api_reporting_hook',
+  'session_in_hangup_hook',
 ])
 
 function formatVars(field: string, vars: Readonly<Record<string, string>> | undefined): Result<string[], CommandError> {
@@ -244,6 +287,11 @@ export function originate(spec: OriginateSpec): Result<EslCommand, CommandError>
       if (!aa.ok) return aa
       legVars.push(...aa.value)
     }
+    if (leg.record !== undefined) {
+      const rec = answerRecordVar(`${field}.record`, leg.record)
+      if (!rec.ok) return rec
+      legVars.push(rec.value)
+    }
     legs.push(`[${legVars.join(',')}]${ep.value}`)
   }
 
@@ -344,6 +392,39 @@ export function hupall(cause: string, variable: string, value: string): Result<E
   const v = check('token', 'value', value)
   if (!v.ok) return v
   return ok(brand(`hupall ${c.value} ${n.value} ${v.value}`))
+}
+
+/**
+ * `uuid_setvar <uuid> api_hangup_hook hash insert/<realm>/<key>/${hangup_cause}:${answer_epoch}`:
+ * the leg records its hangup cause, and whether it was ever answered (answer_epoch is 0 if not),
+ * when it hangs up, also while the daemon is away. switch_core_state_machine.c
+ * switch_core_session_hangup_state sets `hangup_cause` and the timestamps, then api_hook runs
+ * the variable: the command up to the first space, its argument expanded with the channel's
+ * variables. The `${...}` must reach the channel unexpanded and unrefused: the originate refuses
+ * it (check_vars), while uuid_setvar_function (mod_commands.c) sets its value without that check,
+ * and switch_api_execute expands nothing. The one `$` this module writes: a fixed text around
+ * a checked realm and key, with FreeSWITCH's own variable names.
+ */
+export function hangupRecordHook(uuid: string, slot: HashSlot): Result<EslCommand, CommandError> {
+  const u = check('uuid', 'uuid', uuid)
+  if (!u.ok) return u
+  const s = checkSlot('slot', slot)
+  if (!s.ok) return s
+  return ok(brand(`uuid_setvar ${u.value} api_hangup_hook hash insert/${s.value}/\${hangup_cause}:\${answer_epoch}`))
+}
+
+/** `hash select/<realm>/<key>`: the value, or an empty reply when there is none (mod_hash.c). */
+export function hashSelect(slot: HashSlot): Result<EslCommand, CommandError> {
+  const s = checkSlot('slot', slot)
+  if (!s.ok) return s
+  return ok(brand(`hash select/${s.value}`))
+}
+
+/** `hash delete/<realm>/<key>`: `+OK`, or `-ERR Not found` (mod_hash.c). */
+export function hashDelete(slot: HashSlot): Result<EslCommand, CommandError> {
+  const s = checkSlot('slot', slot)
+  if (!s.ok) return s
+  return ok(brand(`hash delete/${s.value}`))
 }
 
 /**

@@ -2,12 +2,13 @@
  * API commands that answer at once (`api` / `bgapi` and `${api(args)}`), with FreeSWITCH's reply
  * texts: mod_commands.c (kill_function, uuid_bridge_function, transfer_function,
  * uuid_setvar/getvar/exists/answer, park_function, hupall_api_function, global_getvar, status,
- * show) and mod_sofia.c (sofia_contact_function). Captures: sessions
+ * show), mod_hash.c (hash_api_function) and mod_sofia.c (sofia_contact_function). Captures: sessions
  * 01, 03, 20, 22, 23, 24 in test/fixtures/freeswitch/esl/.
  */
 import type { Switch } from '../core/switch.js'
 import { str2cause } from '../model/causes.js'
 import { separateString } from '../text/fs-strings.js'
+import { hashApi } from './hash.js'
 import { usage, type ApiReply } from './reply.js'
 import { show } from './show.js'
 
@@ -132,6 +133,8 @@ export function syncApi(sw: Switch, cmd: string, arg: string): ApiReply | undefi
     }
     case 'hupall':
       return { text: hupall(sw, arg) }
+    case 'hash':
+      return { text: hashApi(sw, arg) }
     case 'fsctl':
       // `fsctl shutdown` answers +OK, then the switch shuts down (esl/26-fsctl-shutdown.txt).
       if (arg.trim() === 'shutdown') return { text: '+OK\n', after: () => sw.requestShutdown() }

@@ -39,6 +39,18 @@ export class ChannelTable {
     this.bus.fire(name, [...pre, ...s.eventData(name !== 'CHANNEL_HANGUP_COMPLETE'), ...post])
   }
 
+  /**
+   * The API hooks of a channel (switch_channel.c do_api_on for `api_on_*`,
+   * switch_core_state_machine.c api_hook for `api_hangup_hook`): the command up to the first
+   * space, its argument expanded with the channel's variables, the output dropped.
+   */
+  runApiHook(s: Session, text: string): void {
+    const sp = text.indexOf(' ')
+    const cmd = sp < 0 ? text : text.slice(0, sp)
+    const arg = sp < 0 ? '' : this.expand(s, text.slice(sp + 1))
+    this.api(cmd, arg)
+  }
+
   /** switch_channel_expand_variables on a session's variables (and caller profile fields). */
   expand(s: Session | undefined, text: string): string {
     return this.expandLookup((n) => s?.getVar(n) ?? profileField(s, n), text)

@@ -104,6 +104,8 @@ export class ChannelLife {
     s.mediaUp = true
     for (const [k, v] of MEDIA_VARS) s.setVar(k, v)
     this.table.fireChannel('CHANNEL_ANSWER', s)
+    // switch_channel_perform_mark_answered: every `api_on_answer*` variable runs (switch_channel_api_on).
+    for (const [k, v] of [...s.vars]) if (k.toLowerCase().startsWith('api_on_answer') && v !== '') this.table.runApiHook(s, v)
     this.setCallState(s, 'ACTIVE')
     for (const h of [...s.answerHooks]) h(s)
     const fe = s.farEnd
@@ -196,6 +198,10 @@ export class ChannelLife {
       s.setVar('sip_invite_failure_phrase', 'CANCEL')
     }
     for (const [k, v] of cdrVars(s, now)) s.setVar(k, v)
+    // CS_HANGUP (switch_core_session_hangup_state): hangup_cause and the timestamps are set, then
+    // `api_hangup_hook` runs, before CS_REPORTING's CHANNEL_HANGUP_COMPLETE.
+    const hook = s.getVar('api_hangup_hook')
+    if (hook !== undefined && hook !== '') this.table.runApiHook(s, hook)
     this.table.fireChannel('CHANNEL_HANGUP_COMPLETE', s, [], [['Hangup-Cause', s.hangupCause ?? 'NORMAL_CLEARING']])
     for (const h of s.reportedHooks.splice(0)) h(s)
     setImmediate(() => {

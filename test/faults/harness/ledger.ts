@@ -101,7 +101,8 @@ export function duplicateDeliveries(receiver: FaultyReceiver): number {
   return [...seen.values()].filter((n) => n > 1).length
 }
 
-export const describe = (s: Sent): string => `${s.requestId || '(no id)'} ${s.op} → ${s.status}${s.json?.error !== undefined ? ` ${s.json.error.id}` : ''}`
+export const describe = (s: Sent): string =>
+  `${s.requestId || '(no id)'} ${s.op} → ${s.status}${s.json?.error !== undefined ? ` ${s.json.error.id}: ${s.json.error.description ?? ''}` : ''}`
 
 /**
  * A steady load: `workers` clients each posting one request after the other until `stop()`

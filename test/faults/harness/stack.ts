@@ -14,7 +14,7 @@ import type { Test } from 'tap'
 import YAML from 'yaml'
 import { daemonSchema } from '../../../src/config/schema.js'
 import { EslObserver } from './observer.js'
-import { spawnTsx, type ManagedProcess } from './procs.js'
+import { spawnTsx, type LogLine, type ManagedProcess } from './procs.js'
 
 export const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url))
 export const DOMAIN = 'faults.test'
@@ -80,6 +80,8 @@ export interface Reply {
 export class FaultStack {
   sim: ManagedProcess | undefined
   daemon: ManagedProcess | undefined
+  /** Every daemon process started, the killed ones included (their logs stay readable). */
+  readonly daemons: ManagedProcess[] = []
   readonly observer: EslObserver
   daemonStarts = 0
   simStarts = 0
@@ -114,9 +116,15 @@ export class FaultStack {
   async startDaemon(opts: { waitLink?: boolean } = {}): Promise<ManagedProcess> {
     const daemon = spawnTsx(this.t, `daemon#${++this.daemonStarts}`, 'src/main.ts', ['--config', this.configFile])
     this.daemon = daemon
+    this.daemons.push(daemon)
     await daemon.waitLog('daemon listening', 1, 30000)
     if (opts.waitLink !== false) await waitFor('/healthz 200', async () => (await this.healthz()) === 200, 15000, 20)
     return daemon
+  }
+
+  /** Log lines with this msg from every daemon process so far. */
+  daemonLogs(msg: string): LogLine[] {
+    return this.daemons.flatMap((d) => d.lines.filter((l) => l.msg === msg))
   }
 
   async healthz(): Promise<number> {
