@@ -60,13 +60,27 @@ export const PATTERNS = {
   extension: /^[A-Za-z0-9_+*#.-]{1,64}$/,
   /** Dialplan application names for sendmsg execute. */
   appName: /^[a-z][a-z0-9_]{0,63}$/,
+  /**
+   * Values inside dialplan application data the daemon writes (`set name=<v>`, dial targets of
+   * the xml_curl dialplan and of the IVR's Transfer, src/xmlcurl/values.ts): the token alphabet
+   * plus `/` and `=`, no length cap (documents carry percent-encoded end_user JSON); none of
+   * `$ { } [ ] , | ' ^ : ;`, spaces or quotes.
+   */
+  appValue: /^[A-Za-z0-9._@+*#%/=-]*$/,
 } as const
 
 // eslint-disable-next-line no-control-regex -- refusing control characters is the point
 const CONTROL = /[\x00-\x1f\x7f]/
 
-const check = (kind: keyof typeof PATTERNS, field: string, value: string): Result<string, CommandError> =>
+/**
+ * THE check every value passes before it is written into an ESL command, a channel variable, a
+ * dial string or dialplan application data: the narrow alphabet of its kind (PATTERNS). The
+ * xml_curl documents use it too (src/xmlcurl/values.ts safe), so there is one rule, not two.
+ */
+export const checkValue = (kind: keyof typeof PATTERNS, field: string, value: string): Result<string, CommandError> =>
   PATTERNS[kind].test(value) ? ok(value) : fail(field, `not a valid ${kind}`)
+
+const check = checkValue
 
 /** A contact as `sofia_contact` returns it: `sofia/<profile>/sip:user@host:port;params`. */
 const CONTACT = /^sofia\/[A-Za-z0-9._-]{1,64}\/sips?:[A-Za-z0-9._~%!*+=;:@/<>?&[\]-]{1,480}$/
@@ -461,9 +475,18 @@ export function encodeEndUser(endUser: EndUser): string {
     const v = endUser[k]
     if (v !== undefined) picked[k] = v
   }
-  const bytes = Buffer.from(JSON.stringify(picked), 'utf8')
+  return percentEncode(JSON.stringify(picked))
+}
+
+/**
+ * Free text as a token: its UTF-8 bytes percent-encoded except `A-Z a-z 0-9 . _ -` (stricter
+ * than encodeURIComponent, which keeps `~ ' ( ) ! *`). The result is in every value alphabet
+ * above (token, appValue); readers decode it with decodeURIComponent. The one encoding of free
+ * text for channel variables, here and in the xml_curl documents.
+ */
+export function percentEncode(text: string): string {
   let out = ''
-  for (const b of bytes) {
+  for (const b of Buffer.from(text, 'utf8')) {
     const c = String.fromCharCode(b)
     out += /[A-Za-z0-9._-]/.test(c) ? c : `%${b.toString(16).toUpperCase().padStart(2, '0')}`
   }

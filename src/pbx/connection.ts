@@ -33,6 +33,7 @@ import { FreeSwitchClient, type FreeSwitchEventData } from 'esl-lite'
 import type { Logger } from '../util/logger.js'
 import { err, ok, type Result } from '../util/result.js'
 import { PATTERNS } from './commands.js'
+import { redactApp, redactCommand } from './redact.js'
 import { tapEslLite } from './esl-internals.js'
 import { DEFAULT_LINK_HEALTH, LinkHealth, type LinkHealthOptions, type LinkState } from './link-health.js'
 import { NOOP_COMMAND, Outgoing } from './outgoing.js'
@@ -294,6 +295,7 @@ export function connectPbx(opts: PbxConnectionOptions): PbxConnection {
     const result = new Promise<Result<string, PbxError>>((r) => (resolve = r))
     const job: PendingJob = { resolve, acceptedOn: undefined, timer: undefined }
     jobs.set(jobUuid, job)
+    if (log.isLevelEnabled('debug')) log.debug({ jobUuid, command: redactCommand(command) }, 'esl bgapi')
     const out = send(`bgapi ${command}\nJob-UUID: ${jobUuid}`, () => usable() && socketOpen())
     const acceptTimer = setTimeout(() => {
       if (out.withdraw('timeout')) withdrawnCount += 1
@@ -331,6 +333,7 @@ export function connectPbx(opts: PbxConnectionOptions): PbxConnection {
     async execute(uuid: string, app: EslApp, timeoutMs?: number): Promise<Result<FsEvent, PbxError>> {
       if (!PATTERNS.uuid.test(uuid)) return err({ kind: 'failed', reply: 'invalid uuid' })
       if (!usable()) return err({ kind: 'disconnected' })
+      if (log.isLevelEnabled('debug')) log.debug({ uuid, ...redactApp(app) }, 'esl execute')
       const r = await client.command_uuid(uuid, app.app, app.arg, timeoutMs ?? opts.commandTimeoutMs)
       if (r instanceof Error) return err(mapError(r))
       return ok(toFsEvent(r.body.data))

@@ -7,28 +7,26 @@
  * v1.10.12). `${name(args)}` calls an API, and `system` is one. So the data we write is built
  * only from values that passed a narrow alphabet, and `safe()` checks that again at the point
  * where data is assembled: a bug elsewhere becomes "not found", never an expansion.
+ *
+ * The rule and the encoding are the ESL command builder's (src/pbx/commands.ts checkValue with
+ * the `appValue` alphabet: letters, digits and `. _ @ + * # % / = -`; percentEncode), so a value
+ * is held to one rule whether it reaches FreeSWITCH over ESL or in a document.
  */
+import { checkValue, percentEncode } from '../pbx/commands.js'
 import { UnsafeValueError } from './document.js'
 
-/**
- * Letters, digits and `. _ @ + * # % / = -`: enough for names, ids, numbers, domains, dial
- * targets and percent-encoded text; none of `$ { } [ ] , | ' ^ : ;`, spaces or quotes, which give
- * meaning to dial strings and expansions.
- */
-const SAFE_RE = /^[A-Za-z0-9._@+*#%/=-]*$/
-
 export function safe(value: string): string {
-  if (!SAFE_RE.test(value)) throw new UnsafeValueError(`unsafe value in application data: ${JSON.stringify(value)}`)
+  if (!checkValue('appValue', 'application data', value).ok) throw new UnsafeValueError(`unsafe value in application data: ${JSON.stringify(value)}`)
   return value
 }
 
 /**
  * Percent-encoding of free text (end_user fields, URLs) for channel variables: every byte
- * except letters, digits and `- _ . ~` is encoded, so the result passes `safe()`.
- * Readers decode it with decodeURIComponent.
+ * except letters, digits and `. _ -` is encoded (a `~` too: encodeURIComponent would keep it,
+ * and `safe()` refuses it), so the result passes `safe()`. Readers decode it with
+ * decodeURIComponent.
  */
-export const pct = (text: string): string =>
-  encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+export const pct = (text: string): string => percentEncode(text)
 
 /** A regular expression that matches exactly this string (PCRE: a backslash before a non-alphanumeric is a literal). */
 export const exactRegex = (s: string): string => `^${s.replace(/[^A-Za-z0-9_]/g, (c) => `\\${c}`)}$`

@@ -74,6 +74,9 @@ const GOOD_NAMES = ['a.wav', 'ivr/ivr-welcome.wav', 'custom/menu_1.MP3', 'x-y_z.
 
 const dir = MEDIA_DIR
 
+/** A value as an assertion name: ASCII only (a raw NEL or U+2028 would break the TAP stream). */
+const show = (s: string): string => JSON.stringify(s).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+
 // eslint-disable-next-line no-control-regex -- finding the names that hold control characters is the point
 const CONTROL = /[\u0000-\u001f\u0085]/
 const CONTROLS = new RegExp(CONTROL.source, 'g')
@@ -90,7 +93,7 @@ t.test('the file rule: plain relative names pass and land inside the prompt fold
 t.test('the file rule: every path trick is refused, with the rule it broke', async (t) => {
   for (const [name, why] of PATH_TRICKS) {
     const r = readAudioSource(name)
-    t.equal(r.ok, false, `${why}: ${JSON.stringify(name)}`)
+    t.equal(r.ok, false, `${why}: ${show(name)}`)
     if (!r.ok) t.match(r.error, /^must be an audio file path relative to the prompt folder .* or an http or https URL/, why)
     // The run-time join checks the name again, whatever reached it.
     t.equal(mediaPath(dir, name).ok, false, `${why}: refused at the join too`)
@@ -117,9 +120,9 @@ t.test('the rule names what was wrong', async (t) => {
 
 t.test('the prompt folder must itself be a plain absolute folder', async (t) => {
   for (const bad of ['', 'relative/dir', '/a/../b', '/a/./b', '/a/', '/a b', '/a/${x}', '//a']) {
-    t.equal(mediaPath(bad, 'a.wav').ok, false, `mediaPath refuses ${JSON.stringify(bad)}`)
+    t.equal(mediaPath(bad, 'a.wav').ok, false, `mediaPath refuses ${show(bad)}`)
     const cfg = daemonSchema.safeParse({ freeswitch: { mode: 'simulator' }, xml_curl: { username: 'fs', password: 'xml-curl-secret' }, ivr: { media_dir: bad } })
-    t.equal(cfg.success, false, `config refuses ivr.media_dir ${JSON.stringify(bad)}`)
+    t.equal(cfg.success, false, `config refuses ivr.media_dir ${show(bad)}`)
   }
   const cfg = daemonSchema.parse({ freeswitch: { mode: 'simulator' }, xml_curl: { username: 'fs', password: 'xml-curl-secret' } })
   t.equal(cfg.ivr.media_dir, '/usr/share/freeswitch/sounds/en/us/callie', 'the default: the vanilla sound_prefix of a packaged FreeSWITCH')
