@@ -41,6 +41,7 @@ export function createBodyReader(): BodyReader {
 
   return async (ctx, limit) => {
     if (!isJsonContentType(ctx.get('content-type') || undefined)) return err(UNSUPPORTED)
+    const bytes = keepBytes(ctx, limit)
     try {
       await parserFor(limit)(ctx, async () => {})
     } catch (e) {
@@ -52,10 +53,42 @@ export function createBodyReader(): BodyReader {
       }
       throw e
     }
+    const raw = ctx.request.rawBody
+    if (!isWellFormedUtf8(typeof raw === 'string' ? raw : undefined, bytes)) return err(apiError('invalid_parameter', 'the request body is not valid UTF-8'))
     const body: unknown = ctx.request.body
     if (ctx.request.rawBody === '' || typeof body !== 'object' || body === null || Array.isArray(body)) {
       return err(apiError('invalid_parameter', 'the request body must be a JSON object'))
     }
     return ok(body)
+  }
+}
+
+/**
+ * The bytes of the body as they arrive, beside koa-bodyparser's own reading (its listener is
+ * attached in the same tick, before the stream flows), so that invalid UTF-8 can be told from a
+ * real U+FFFD: the parser's decoder replaces invalid sequences with U+FFFD silently, and strict
+ * text (schema/text.ts) means a value is refused, never repaired. Kept only up to the limit, and
+ * only for a body that is not compressed (then the bytes are not the text).
+ */
+function keepBytes(ctx: Context, limit: number): Buffer[] | undefined {
+  const encoding = (ctx.get('content-encoding') || 'identity').toLowerCase()
+  if (encoding !== 'identity') return undefined
+  const chunks: Buffer[] = []
+  let size = 0
+  ctx.req.on('data', (chunk: Buffer) => {
+    size += chunk.length
+    if (size <= limit) chunks.push(chunk)
+  })
+  return chunks
+}
+
+/** Whether the decoded body came from valid UTF-8: only a U+FFFD can hide a replacement. */
+function isWellFormedUtf8(text: string | undefined, bytes: Buffer[] | undefined): boolean {
+  if (text === undefined || !text.includes('\uFFFD') || bytes === undefined) return true
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(bytes))
+    return true
+  } catch {
+    return false
   }
 }

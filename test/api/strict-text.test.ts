@@ -7,7 +7,7 @@
  */
 import t from 'tap'
 import { STRICT_TEXT_RE, strictTextProblem } from '../../src/api/schema/text.js'
-import { errorDescription, operation, startApp, type Harness } from './helpers.js'
+import { AUTH_A, errorDescription, operation, startApp, type Harness } from './helpers.js'
 
 /** What a client can put in a JSON string that must never pass: [label, text]. */
 const BAD: readonly (readonly [string, string])[] = [
@@ -136,4 +136,34 @@ t.test('length caps hold (docs/api.md)', async (t) => {
   await operation(h, 'call_user').bad(t, { user_name: 'alice', destination: 'bob', calling_name: 'x'.repeat(65) }, 400, 'invalid_parameter', 'calling_name')
   await operation(h, 'call_user').bad(t, { user_label: 'l'.repeat(129), destination: 'bob' }, 400, 'invalid_parameter', 'user_label')
   await operation(h, 'call_user').bad(t, { user_name: 'alice', destination: 'bob', callback_url: `https://cb.example.test/${'c'.repeat(2048)}` }, 400, 'invalid_parameter', 'callback_url')
+})
+
+t.test('invalid UTF-8 in the body is refused, not replaced with U+FFFD; a real U+FFFD passes', async (t) => {
+  const { request } = await import('node:http')
+  const sendRaw = (body: Buffer): Promise<{ status: number; text: string }> =>
+    new Promise((resolve, reject) => {
+      const u = new URL(`${h.base}/api/call_external`)
+      const req = request(
+        { host: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: { authorization: AUTH_A, 'content-type': 'application/json', 'content-length': body.length } },
+        (res) => {
+          const chunks: Buffer[] = []
+          res.on('data', (c: Buffer) => chunks.push(c))
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }))
+        },
+      )
+      req.on('error', reject)
+      req.end(body)
+    })
+  const json = (name: Buffer): Buffer =>
+    Buffer.concat([Buffer.from('{"target":{"called_number":"0311112222","end_user":{"name":"'), name, Buffer.from('"}},"destination":"bob"}')])
+  const before = h.engine.plans.length
+  // A stray byte, a truncated 4-byte sequence (3 bytes -> one U+FFFD: same length), an encoded surrogate, an overlong '/'.
+  for (const bad of [[0xff], [0xf0, 0x9f, 0x98], [0xed, 0xa0, 0x80], [0xc0, 0xaf]]) {
+    const r = await sendRaw(json(Buffer.from([0x4a, ...bad, 0x4b])))
+    t.equal(r.status, 400, `bytes ${bad.map((b) => b.toString(16)).join(' ')}: 400 (${r.text})`)
+    t.match(r.text, /"id":"invalid_parameter".*not valid UTF-8/)
+  }
+  t.equal(h.engine.plans.length, before, 'nothing reached the engine')
+  const fine = await sendRaw(json(Buffer.from('J\ufffdK 😀', 'utf8')))
+  t.equal(fine.status, 200, `a real U+FFFD is text like any other (${fine.text})`)
 })
