@@ -6,6 +6,10 @@
  * answering 204, so all four records of a call are written. Runs alternate (on, off, on, off)
  * and the best of each kind is kept: the order of runs and the machine's other work move single
  * figures more than the difference measured here.
+ *
+ * Then the journal alone (bench/workers/journal.ts): accepted records appended by 32 loops that
+ * each wait for durability, as requests do. Its CPU per record, times the four records of a call,
+ * beside the daemon's CPU per call, is the cost that a loaded machine does not blur.
  */
 import { AUTH } from './lib/config.js'
 import { withCpu, perRequest } from './lib/cpu.js'
@@ -17,6 +21,17 @@ import { dur, type BenchContext, type BenchOutput } from './context.js'
 
 const USERS = 200
 const CONCURRENCY = 32
+
+interface AloneRun {
+  readonly ms: number
+  readonly cpu_user_ms: number
+  readonly cpu_system_ms: number
+  readonly appended: number
+  readonly commits: number
+}
+
+/** Records a call with a callback writes: accepted, result, acked (and one attempted per retry). */
+const RECORDS_PER_CALL = 3
 
 interface JournalRun {
   readonly journal: boolean
@@ -61,6 +76,16 @@ export async function benchJournal(ctx: BenchContext): Promise<BenchOutput> {
   } finally {
     await receiver.stop()
   }
+  const n = ctx.quick ? 2000 : 20000
+  ctx.log(`journal: alone, ${n} records appended by ${CONCURRENCY} loops, each waiting for durability`)
+  const worker = await startWorker('journal')
+  let alone: AloneRun
+  try {
+    alone = await worker.call<AloneRun>('appends', { n, concurrency: CONCURRENCY })
+  } finally {
+    await worker.stop()
+  }
+  const cpuUsPerRecord = round(((alone.cpu_user_ms + alone.cpu_system_ms) * 1000) / alone.appended, 1)
   const best = (on: boolean): JournalRun => {
     const of = runs.filter((r) => r.journal === on)
     return of.reduce((a, b) => (b.load.requests_per_s > a.load.requests_per_s ? b : a))
@@ -88,6 +113,16 @@ export async function benchJournal(ctx: BenchContext): Promise<BenchOutput> {
     },
     throughput_cost_pct: costPct,
     limit_pct: 10,
+    journal_alone: {
+      records: alone.appended,
+      concurrency: CONCURRENCY,
+      records_per_s: Math.round((alone.appended / alone.ms) * 1000),
+      fsyncs: alone.commits,
+      records_per_fsync: round(alone.appended / Math.max(1, alone.commits), 1),
+      cpu_us_per_record: cpuUsPerRecord,
+      // The journal's CPU for one call's records, as a share of the daemon's CPU per call without it.
+      cpu_share_of_call_pct: round(((cpuUsPerRecord * RECORDS_PER_CALL) / 1000 / off.daemon_cpu_ms_per_call) * 100, 2),
+    },
   }
   return {
     result,
@@ -95,6 +130,7 @@ export async function benchJournal(ctx: BenchContext): Promise<BenchOutput> {
       `journal on      ${on.load.requests_per_s} req/s  p50 ${on.load.latency.p50_ms} ms  p99 ${on.load.latency.p99_ms} ms  (errors ${on.load.errors}); CPU per call ${on.daemon_cpu_ms_per_call} ms`,
       `journal off     ${off.load.requests_per_s} req/s  p50 ${off.load.latency.p50_ms} ms  p99 ${off.load.latency.p99_ms} ms  (errors ${off.load.errors}); CPU per call ${off.daemon_cpu_ms_per_call} ms`,
       `journal cost    ${costPct} % of call_user throughput (limit 10 %)`,
+      `journal alone   ${result.journal_alone.records_per_s} records/s at ${CONCURRENCY} waiting loops, ${result.journal_alone.records_per_fsync} records per fsync, ${cpuUsPerRecord} µs CPU per record: ${result.journal_alone.cpu_share_of_call_pct} % of a call's CPU for its ${RECORDS_PER_CALL} records`,
     ],
   }
 }
