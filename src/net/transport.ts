@@ -187,41 +187,35 @@ export function createTransport(o: TransportOptions): OutboundTransport {
   }
 
   const request: OutboundTransport['request'] = async (r) => {
-    const stop = new AbortController()
     const host = bareHostname(r.url.hostname)
+    const stop = new AbortController()
+    // One signal per request: the caller's (shared by many requests, e.g. the shutdown) is
+    // combined, never listened to directly, so its listeners do not pile up.
+    const signal = r.signal === undefined ? stop.signal : AbortSignal.any([stop.signal, r.signal])
     let phase: 'resolving' | 'answer' = 'resolving'
-    let why: OutboundError | undefined
-    const end = (e: OutboundError): void => {
-      why ??= e
+    let timedOut: OutboundError | undefined
+    const timer = setTimeout(() => {
+      timedOut =
+        phase === 'resolving'
+          ? { kind: 'timeout', phase, message: `no answer within ${r.timeoutMs} ms (resolving ${host})` }
+          : { kind: 'timeout', phase, message: `no complete answer within ${r.timeoutMs} ms` }
       stop.abort()
-    }
-    const timer = setTimeout(
-      () =>
-        end(
-          phase === 'resolving'
-            ? { kind: 'timeout', phase, message: `no answer within ${r.timeoutMs} ms (resolving ${host})` }
-            : { kind: 'timeout', phase, message: `no complete answer within ${r.timeoutMs} ms` },
-        ),
-      r.timeoutMs,
-    )
-    const onCaller = (): void => end({ kind: 'aborted', message: 'aborted' })
-    if (r.signal?.aborted === true) onCaller()
-    else r.signal?.addEventListener('abort', onCaller, { once: true })
+    }, r.timeoutMs)
+    const stoppedWith = (): OutboundError => timedOut ?? { kind: 'aborted', message: 'aborted' }
     try {
-      if (why !== undefined) return err(why)
+      if (signal.aborted) return err(stoppedWith())
       // undici does not end a request still waiting for its connection when the signal fires,
       // and a resolver may never answer: the race ends the request at its deadline anyway
       // (what is left behind settles on its own and is dropped).
-      const stopped = new Promise<undefined>((resolve) => stop.signal.addEventListener('abort', () => resolve(undefined), { once: true }))
-      const result = await Promise.race([guarded(r, stop.signal, () => (phase = 'answer')), stopped])
-      if (why !== undefined) return err(why)
-      return result ?? err({ kind: 'aborted', message: 'aborted' })
+      const stopped = new Promise<undefined>((resolve) => signal.addEventListener('abort', () => resolve(undefined), { once: true }))
+      const result = await Promise.race([guarded(r, signal, () => (phase = 'answer')), stopped])
+      if (result === undefined || timedOut !== undefined) return err(stoppedWith())
+      return result
     } catch (e) {
       // The policy's resolver or allow-list threw: a failure of this request, not of the caller.
       return err({ kind: 'dns', message: `cannot resolve ${host}: ${e instanceof Error ? e.message : String(e)}` })
     } finally {
       clearTimeout(timer)
-      r.signal?.removeEventListener('abort', onCaller)
       stop.abort()
     }
   }

@@ -246,3 +246,19 @@ t.test('check(): the policy without a request (prompt URLs FreeSWITCH downloads)
   const slow = transport(t, { resolver: () => new Promise<string[]>(() => undefined) })
   t.match(await slow.check('http://slow.example.test/', 50), { ok: false, error: { kind: 'timeout', message: /resolving slow\.example\.test/ } })
 })
+
+t.test("many requests sharing the caller's signal (the dispatcher's shutdown) add no listeners to it", async (t) => {
+  const s = await serve(t, hello)
+  const tr = transport(t)
+  const shared = new AbortController()
+  const warnings: string[] = []
+  const onWarning = (w: Error): void => {
+    warnings.push(w.name)
+  }
+  process.on('warning', onWarning)
+  t.teardown(() => process.off('warning', onWarning))
+  const all = await Promise.all(Array.from({ length: 30 }, (_, i) => tr.request(get(`http://127.0.0.1:${s.port}/${i}`, { signal: shared.signal }))))
+  t.ok(all.every((r) => r.ok))
+  await new Promise((resolve) => setImmediate(resolve))
+  t.same(warnings, [], 'no MaxListenersExceededWarning')
+})
