@@ -11,7 +11,8 @@
  *   (ESL drop, or esl-lite re-sending the originate after a reconnect, which FreeSWITCH refuses
  *   with DESTINATION_OUT_OF_ORDER, test/fixtures/freeswitch/esl/23-duplicate-origination-uuid.txt),
  *   it is read from the legs' channel events and a re-read of the live channels instead
- *   (leg-watch.ts).
+ *   (leg-watch.ts); legs that ended while the link was down, from their own records in
+ *   FreeSWITCH (leg-records.ts).
  * - A watchdog per originate ends any attempt FreeSWITCH never reported on.
  * - Once over, its legs' channel reservations are released and its losers hung up.
  */
@@ -25,6 +26,7 @@ import { err, ok, type Result } from '../util/result.js'
 import type { LegCanceller } from './cancel.js'
 import type { ChannelLimiter } from './channel-limit.js'
 import { applyLegEvent, failedOrUnknown, newLegState, outcomeFromChannels, verdictOfJob, type LegEvent, type LegState } from './leg-outcome.js'
+import { applyRecord, type LegRecords } from './leg-records.js'
 import { createLegWatch } from './leg-watch.js'
 import { buildOriginate, type LegPlan } from './originate-spec.js'
 import type { AttemptOutcome } from './outcome.js'
@@ -77,6 +79,8 @@ export interface AttemptDeps {
   readonly graceMs: number
   /** Real seconds per FreeSWITCH second. */
   readonly timeScale: number
+  /** The legs' own records in FreeSWITCH, for legs that ended while the link was down. */
+  readonly records?: Pick<LegRecords, 'read'>
 }
 
 export interface Attempts {
@@ -115,8 +119,23 @@ export function createAttempts(deps: AttemptDeps): Attempts {
   const evaluate = (a: Attempt) => {
     if (a.done || a.watching.mode !== 'channels' || !a.watching.synced) return
     const outcome = outcomeFromChannels(a.legs, a.watching.fallbackCause)
-    if (outcome !== undefined) finish(a, outcome)
+    if (outcome === undefined) return
+    // Legs that ended while the link was down ended unheard: their own records tell how (leg-records.ts).
+    const unheard = outcome.answered ? [] : [...a.legs].filter(([, l]) => !l.live && l.cause === undefined).map(([u]) => u)
+    const records = deps.records
+    if (unheard.length === 0 || records === undefined || readingRecords.has(a)) return finish(a, outcome)
+    readingRecords.add(a)
+    void records.read(a.owner.domainName, a.owner.plan.requestId, unheard).then((read) => {
+      if (a.done) return
+      for (const u of unheard) {
+        const leg = a.legs.get(u)
+        if (leg !== undefined) applyRecord(leg, read.get(u))
+      }
+      finish(a, outcomeFromChannels(a.legs, fallbackOf(a)) ?? outcome)
+    })
   }
+  /** Attempts whose unheard legs' records are being read (once per attempt). */
+  const readingRecords = new WeakSet<Attempt>()
 
   const lose = (a: Attempt, fallbackCause: string | undefined) => {
     if (a.done) return

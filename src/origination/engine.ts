@@ -121,7 +121,7 @@ export function createEngine(deps: EngineDeps): Engine {
     inFlight: (id) => requests.has(id) || recovery.has(id),
   })
   const recovery = createRecovery({ pbx, channels, records, requests, cancel, logger: log.child({ part: 'recovery' }), graceMs })
-  const attempts = createAttempts({ pbx, channels, limiter, cancel, runtime, logger: log, commandTimeoutMs, graceMs, timeScale })
+  const attempts = createAttempts({ pbx, channels, limiter, cancel, runtime, logger: log, commandTimeoutMs, graceMs, timeScale, records })
   const lookupContacts = createContactLookup(pbx, commandTimeoutMs, log)
   const singles = createSingleCalls({ limiter, requests, attempts, lookupContacts })
   const groups = createGroupCalls({

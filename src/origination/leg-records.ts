@@ -18,9 +18,23 @@ import * as commands from '../pbx/commands.js'
 import { legRecordSlot, parseLegRecord, type LegRecord } from '../pbx/leg-record.js'
 import type { PbxClient } from '../pbx/types.js'
 import type { Logger } from '../util/logger.js'
+import type { LegState } from './leg-outcome.js'
 
 /** A leg's record: what it says, `none` when FreeSWITCH holds none, `unread` when it could not be asked. */
 export type LegRecordRead = LegRecord | { readonly kind: 'none' } | { readonly kind: 'unread' }
+
+/** What a leg's record adds to what the channel events told of a leg that is not live. */
+export function applyRecord(leg: LegState, rec: LegRecordRead | undefined): void {
+  if (rec === undefined || leg.live) return
+  if (rec.kind === 'answered') {
+    leg.created = true
+    leg.answered = true
+    leg.cause = rec.cause ?? leg.cause
+  } else if (rec.kind === 'failed') {
+    leg.created = true
+    leg.cause = rec.cause
+  }
+}
 
 export interface LegRecords {
   /** The records of these legs of the request, by uuid. */

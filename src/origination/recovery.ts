@@ -23,7 +23,7 @@ import type { PbxClient } from '../pbx/types.js'
 import type { Logger } from '../util/logger.js'
 import type { LegCanceller } from './cancel.js'
 import { applyLegEvent, newLegState, outcomeFromChannels, type LegState } from './leg-outcome.js'
-import type { LegRecordRead, LegRecords } from './leg-records.js'
+import { applyRecord, type LegRecords } from './leg-records.js'
 import { createLegWatch } from './leg-watch.js'
 import { isCancelCause, OUTCOME_UNKNOWN, type AttemptOutcome } from './outcome.js'
 import type { Operation } from './plan.js'
@@ -82,19 +82,6 @@ interface Adopted {
   timer: NodeJS.Timeout | undefined
   /** The watchdog has ended the ringing legs once; the next time it decides whatever is known. */
   killed: boolean
-}
-
-/** What a leg's record adds to what the channel model knows of it. */
-function applyRecord(leg: LegState, rec: LegRecordRead | undefined): void {
-  if (rec === undefined || leg.live) return
-  if (rec.kind === 'answered') {
-    leg.created = true
-    leg.answered = true
-    leg.cause = rec.cause ?? leg.cause
-  } else if (rec.kind === 'failed') {
-    leg.created = true
-    leg.cause = rec.cause
-  }
 }
 
 /**
