@@ -12,7 +12,8 @@ import { TIME_SCALE, receiver, sleep, startStack, waitFor } from './helpers.js'
 
 t.test('simulator restarted with calls live', async (t) => {
   t.setTimeout(25000)
-  const s = await startStack(t, { domains: { 'fault.test': (d) => (d.channel_limit = 3) } })
+  // Each call counts its leg and its destination's (docs/engine.md "Channel limit"): 2 per call here.
+  const s = await startStack(t, { domains: { 'fault.test': (d) => (d.channel_limit = 4) } })
   const cb = await receiver(t)
   const old = s.daemon.simulator
   if (old === undefined) throw new Error('simulator mode expected')
@@ -20,15 +21,16 @@ t.test('simulator restarted with calls live', async (t) => {
   const port = Number(portLine?.port)
   t.ok(port > 0, 'simulator port known')
 
-  // A connected call (ann's leg bridged to bob's: 2 channels) and a ringing one (1 channel).
+  // A connected call (ann's leg bridged to bob's: 2 channels) and a ringing one (1 channel, and
+  // bob's leg held for after the answer).
   const talking = await s.call('call_user', { user_name: 'ann', destination: 'bob', callback_url: cb.url })
   t.equal(talking.status, 200)
   await waitFor('the answered callback', () => cb.deliveries.length === 1)
   await waitFor('the bridge', () => old.liveChannels().some((c) => c.bridgedTo !== undefined))
   const ringing = await s.call('call_user', { user_name: 'ring', destination: 'bob', callback_url: cb.url })
-  t.equal(ringing.status, 200, 'the third channel fits')
+  t.equal(ringing.status, 200, 'the ringing call and its destination fit')
   const full = await s.call('call_user', { user_name: 'quick', destination: 'bob' })
-  t.same([full.status, full.json.error?.id], [429, 'channel_limit_reached'], '3 of 3 channels in use')
+  t.same([full.status, full.json.error?.id], [429, 'channel_limit_reached'], '4 of 4 channels in use or held')
 
   // The crash: sockets first (no events reach the daemon), then the switch and its calls.
   old.dropConnections()
@@ -62,8 +64,9 @@ t.test('simulator restarted with calls live', async (t) => {
   }
   t.equal(lost.result_code, 500, 'not answered')
 
-  // Counts after the resynchronisation: 2 live (the new call), the old 3 gone. A 2-leg request
-  // (duo has 2 terminals: 4 > 3) is refused; a 1-leg request fits (3 of 3).
+  // Counts after the resynchronisation: 2 live (the new call), the old 3 gone and their holds
+  // with them. A 2-leg request (duo has 2 terminals, + bob: 5 > 4) is refused; a 1-leg request
+  // fits (+ bob: 4 of 4).
   await waitFor('resynchronised', () => s.logs.count('channels resynchronised') >= 2, 5000)
   const two = await s.call('call_user', { user_name: 'duo', destination: 'bob' })
   t.same([two.status, two.json.error?.id], [429, 'channel_limit_reached'], 'the new switch’s calls count')
