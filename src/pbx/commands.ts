@@ -52,8 +52,13 @@ export const PATTERNS = {
   cause: /^[A-Z][A-Z0-9_]{1,63}$/,
   /** Channel variable names; `-` for sip_h_<Header-Name>. */
   varName: /^[A-Za-z][A-Za-z0-9_-]{0,127}$/,
-  /** Values of channel variables we set: ids, names, numbers, uuids, percent-encoded text. */
-  token: /^[A-Za-z0-9._@+#*%-]{0,2048}$/,
+  /**
+   * Values of channel variables we set: ids, names, numbers, uuids, percent-encoded text. Up to
+   * 32768: the largest end_user the API accepts (four fields of 256 and an avatar of 2048 UTF-16
+   * units, docs/api.md) percent-encodes to about 28,000 characters (9 per unit at worst), and
+   * mod_event_socket.c read_packet grows its buffer to 10 MB, so no shorter cap is needed.
+   */
+  token: /^[A-Za-z0-9._@+#*%-]{0,32768}$/,
   /** Gateway and SIP profile names. */
   gateway: /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/,
   /** Dialplan extension (destination number) of a transfer or originate target. */

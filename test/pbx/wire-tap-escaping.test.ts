@@ -5,7 +5,7 @@
  * of secret variables (pbx/redact.ts).
  */
 import t from 'tap'
-import { app, checkValue, decodeEndUser, encodeEndUser, percentEncode, PATTERNS } from '../../src/pbx/commands.js'
+import { app, checkValue, decodeEndUser, encodeEndUser, originate, percentEncode, PATTERNS } from '../../src/pbx/commands.js'
 import { REDACTED, isSecretVariable, redactApp, redactCommand } from '../../src/pbx/redact.js'
 import { pct, safe } from '../../src/xmlcurl/values.js'
 import { INJECTIONS, UNICODE } from '../abuse/corpus.js'
@@ -63,4 +63,19 @@ t.test('redaction: secret variables lose their values in logs, nothing else chan
   t.same(redactApp(set.value), { app: 'set', arg: `sip_auth_password=${REDACTED}` })
   t.same(redactApp(exp.value), { app: 'export', arg: `nolocal:api_token=${REDACTED}` })
   t.same(redactApp(plain.value), { app: 'set', arg: 'call_timeout=30' })
+})
+
+t.test('the largest end_user the API accepts still fits an originate (the token cap follows docs/api.md)', async (t) => {
+  // 3-byte characters (9 encoded characters each) and quotes (escaped in JSON) are the worst case.
+  const worst = (n: number): string => '山"'.repeat(n / 2)
+  const endUser = { id: worst(256), name: worst(256), organization: worst(256), prefecture: worst(256), avatar: worst(2048) }
+  const encoded = encodeEndUser(endUser)
+  t.ok(encoded.length > 2048, `larger than the old cap (${encoded.length})`)
+  const r = originate({
+    legs: [{ uuid: '0f6c1b7e-0000-4000-8000-000000000001', endpoint: { kind: 'gateway', gateway: 'pstn', number: '0311112222' }, vars: { cod_end_user: encoded } }],
+    timeoutSec: 30,
+    target: { kind: 'park' },
+  })
+  t.ok(r.ok, r.ok ? 'built' : JSON.stringify(r.error))
+  t.same(decodeEndUser(encoded), { ok: true, value: endUser })
 })
