@@ -135,6 +135,8 @@ export function connectPbx(opts: PbxConnectionOptions): PbxConnection {
   let announcedGeneration = 0
   let socket: Socket | undefined
   let bytesSeen = 0
+  /** When FreeSWITCH last sent a byte (performance.now()), for the logs: wall time vs. responsive time. */
+  let lastByteAt = performance.now()
   let closed = false
   let probe: Outgoing | undefined
   let withdrawnCount = 0
@@ -246,13 +248,18 @@ export function connectPbx(opts: PbxConnectionOptions): PbxConnection {
     const now = performance.now()
     if (socket !== undefined && socket.bytesRead !== bytesSeen) {
       bytesSeen = socket.bytesRead
+      lastByteAt = now
       health.heard()
     }
     for (const o of outgoing) if (!o.isQueued && !o.isWritten && !o.replyPending) outgoing.delete(o)
     const awaiting = probe !== undefined || [...outgoing].some((o) => o.replyPending)
     const advice = health.tick(now, awaiting)
     if (advice.becameQuiet) {
-      log.warn({ silenceMs: Math.round(health.silence) }, 'FreeSWITCH link quiet: no byte while a reply is awaited; no more commands until it answers')
+      // silenceMs counts the daemon's responsive time only; sinceLastByteMs is wall time (the difference: the daemon was blocked).
+      log.warn(
+        { silenceMs: Math.round(health.silence), sinceLastByteMs: Math.round(now - lastByteAt) },
+        'FreeSWITCH link quiet: no byte while a reply is awaited; no more commands until it answers',
+      )
       withdrawQueued()
     }
     if (advice.probe) sendProbe()
