@@ -24,6 +24,10 @@
  *   switch_string_var_check_const: FreeSWITCH expands `${...}` (including `${api(args)}`, which
  *   runs an API command) in variables and application data, so `$` is refused everywhere.
  *
+ * The one `$` it writes: the fixed `${hangup_cause}:${answer_epoch}` of a leg's hangup record
+ * (hangupRecordHook, via uuid_setvar, which FreeSWITCH sets unchecked), around a checked realm
+ * and key; the hook variables are reserved, no caller sets them (src/pbx/leg-record.ts).
+ *
  * Validated kinds: uuid, user name, domain, number, cause, variable name, token (variable
  * values), gateway, extension. Free text: caller id name (neutralised + quoted), end_user
  * (percent-encoded JSON in `cod_end_user`, see encodeEndUser/decodeEndUser).
