@@ -158,7 +158,7 @@ class FileJournal implements Journal {
     // The engine tells its outcome listeners before it hands the result to the callbacks: one
     // microtask later, a request with a callback has its result record and needs no `ended`.
     await Promise.resolve()
-    if (this.state.isOpen(requestId) === false) return
+    if (this.state.wasEnded(requestId)) return
     return this.append({ k: 'ended', at: this.now(), requestId })
   }
 

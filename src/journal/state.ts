@@ -37,11 +37,16 @@ interface ResultEntry {
  */
 const EARLY_END_TTL_MS = 10 * 60 * 1000
 
+/** How many ended request ids are remembered (a day of ended requests is not needed: minutes are). */
+const RECENTLY_ENDED = 100_000
+
 export class JournalState {
   private readonly requests = new Map<string, RequestEntry>()
   private readonly results = new Map<string, ResultEntry>()
   /** Request ids ended before their `accepted` was seen, with the time. */
   private readonly endedEarly = new Map<string, number>()
+  /** The latest ended request ids (insertion order is age), so that a second end writes nothing. */
+  private readonly recentlyEnded = new Set<string>()
 
   apply(r: JournalRecord): void {
     switch (r.k) {
@@ -92,9 +97,16 @@ export class JournalState {
   }
 
   private endRequest(requestId: string, at: number): void {
+    this.recentlyEnded.add(requestId)
+    if (this.recentlyEnded.size > RECENTLY_ENDED) {
+      const oldest = this.recentlyEnded.values().next()
+      if (oldest.done !== true) this.recentlyEnded.delete(oldest.value)
+    }
     const e = this.requests.get(requestId)
-    if (e !== undefined) e.open = false
-    else this.endedEarly.set(requestId, at)
+    if (e === undefined) this.endedEarly.set(requestId, at)
+    // Without an Idempotency-Key nothing of an ended request is needed any more.
+    else if (e.rec.idempotency === undefined) this.requests.delete(requestId)
+    else e.open = false
   }
 
   /** Drops what can no longer matter: ended requests whose key expired, stale early ends. */
@@ -128,9 +140,9 @@ export class JournalState {
     return this.results.has(deliveryId)
   }
 
-  /** A request's accepted record, if it is known and open (whether `ended` is needed). */
-  isOpen(requestId: string): boolean | undefined {
-    return this.requests.get(requestId)?.open
+  /** The request was ended lately (by its result or `ended`): another `ended` is not needed. */
+  wasEnded(requestId: string): boolean {
+    return this.recentlyEnded.has(requestId)
   }
 
   deadLetters(): DeadLetter[] {

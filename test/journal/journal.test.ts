@@ -270,3 +270,20 @@ t.test('one daemon per folder: a live owner is refused, a dead one (crash) is ta
   t.teardown(() => j.close())
   t.pass('a stale lock is taken over')
 })
+
+t.test('ended() after a result writes nothing; ended() alone ends a request without a callback', async (t) => {
+  const dir = tempDir(t)
+  const a = await open(dir)
+  await a.j.accepted(accepted(1))
+  await a.j.result(resultOf(1))
+  const before = a.j.stats().appended
+  await a.j.ended('req-1')
+  t.equal(a.j.stats().appended, before, 'no second end')
+  await a.j.accepted(accepted(2, { callbackUrl: undefined }))
+  await a.j.ended('req-2')
+  t.equal(a.j.stats().openRequests, 0)
+  await a.j.close()
+  const { j } = await open(dir)
+  t.teardown(() => j.close())
+  t.same(j.replay().openRequests, [])
+})
