@@ -1,0 +1,66 @@
+/**
+ * The real-FreeSWITCH lane (issue 13): every scenario of scenarios.ts runs on a real FreeSWITCH
+ * 1.10.12 (the prebuilt one in ../shared/freeswitch-dist beside the clone, configured by
+ * freeswitch/prepare-conf.sh as docs/deploy.md says) and on the built-in simulator, and the two
+ * normalised traces must be equal unless known-differences.json lists the part with its reason.
+ * Run by `npm run test:realfs` (and .ci/run); skipped, saying why, where fs.sh is absent.
+ */
+import t from 'tap'
+import { appendFileSync, existsSync, readFileSync } from 'node:fs'
+import { randomBytes } from 'node:crypto'
+import { join } from 'node:path'
+import { FS_SH, startAppServer, laneConfig, startRealWorld, startSimWorld, type AppServer, type World } from './world.js'
+import { runScenario, scenarios } from './scenarios.js'
+import type { Trace } from './trace.js'
+
+interface KnownDifference {
+  readonly scenario: string
+  readonly part: keyof Trace
+  readonly reason: string
+}
+
+if (!existsSync(FS_SH)) {
+  const reason = `no real FreeSWITCH: ${FS_SH} is absent (it is beside the clone in CI only)`
+  console.log(`# realfs lane skipped: ${reason}`)
+  t.plan(0, reason)
+} else {
+  const known = JSON.parse(readFileSync(join(import.meta.dirname, 'known-differences.json'), 'utf8')) as KnownDifference[]
+  const esl = randomBytes(12).toString('hex')
+  const xmlCurl = randomBytes(12).toString('hex')
+  let app: AppServer
+  let real: World & { log: string }
+  let sim: World
+
+  t.before(async () => {
+    app = await startAppServer()
+    // A limit of 3 live channels lets one scenario reach it with a call between two phones.
+    const cfg = await laneConfig(app, esl, xmlCurl, (y) => y.replace('channel_limit: 20', 'channel_limit: 3'))
+    const started = Date.now()
+    real = await startRealWorld(cfg, app, { esl, xmlCurl })
+    t.comment(`real FreeSWITCH, daemon and phones up in ${Date.now() - started} ms`)
+    sim = await startSimWorld(cfg, app, 0.2)
+  })
+  t.teardown(async () => {
+    await sim?.stop()
+    await real?.stop()
+    app?.close()
+  })
+
+  for (const s of scenarios) {
+    t.test(s.name, async (t) => {
+      const onReal = await runScenario(real, app, s)
+      const onSim = await runScenario(sim, app, s)
+      if (process.env['REALFS_TRACES'] !== undefined) {
+        appendFileSync(process.env['REALFS_TRACES'], `${JSON.stringify({ scenario: s.name, real: onReal, sim: onSim }, null, 1)}\n`)
+      }
+      for (const part of Object.keys(onReal) as Array<keyof Trace>) {
+        const k = known.find((d) => d.scenario === s.name && d.part === part)
+        if (k !== undefined) {
+          t.comment(`known difference in ${part}: ${k.reason}`)
+          continue
+        }
+        t.same(onReal[part], onSim[part], `${part}: the real switch and the simulator agree`)
+      }
+    })
+  }
+}
