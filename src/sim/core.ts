@@ -173,7 +173,9 @@ export class SwitchCore {
       s.setVar('sip_network_ip', '127.0.0.1')
       if (port !== undefined) s.setVar('sip_network_port', port)
     }
-    this.fireChannel('CHANNEL_PROGRESS', s)
+    // An inbound channel sends the 180 (ring back) rather than receiving it: FreeSWITCH fires no
+    // CHANNEL_PROGRESS for it (seen on a real 1.10.12 by test/realfs/: a phone's call to bob).
+    if (s.direction === 'outbound') this.fireChannel('CHANNEL_PROGRESS', s)
     this.setCallState(s, 'RINGING')
     for (const h of [...s.progressHooks]) h(s)
   }
@@ -191,6 +193,9 @@ export class SwitchCore {
   /** 200 OK / answer: CHANNEL_ANSWER while the call state still lags (capture 06), then ACTIVE. */
   answer(s: Session): void {
     if (!s.up || s.answered) return
+    // Answering a phone's call that had no early media: FreeSWITCH 1.10.12 fires
+    // CHANNEL_PROGRESS_MEDIA just before CHANNEL_ANSWER (seen by test/realfs/, bridged and IVR).
+    if (s.direction === 'inbound') this.preAnswer(s)
     s.answered = true
     s.answerState = 'answered'
     s.times.answered = nowMicros()
