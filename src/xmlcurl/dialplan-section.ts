@@ -23,6 +23,7 @@ import type { FetchForm } from './form.js'
 import { readLeg, readOriginatedDestination, type IvrKnown, type LegContext } from './leg.js'
 import { routeActions, type Action, type RouteTarget } from './routes.js'
 import { exactRegex } from './values.js'
+import { originatorCallerId, withCallerId } from './caller-id.js'
 
 /** What a caller may dial: user names, numbers (with + * #). */
 const DIALED_RE = /^[A-Za-z0-9+*#._-]{1,64}$/
@@ -77,9 +78,12 @@ export function answerDialplan(form: FetchForm, directory: Directory, ivrKnown?:
     if (leg.value.role === 'destination') return notFound('cod_route on a destination leg')
     const target = readOriginatedDestination(form, domain, leg.value, ivrKnown)
     if (!target.ok) return notFound(target.error)
-    return found(dialplanDocument(context, ROUTE_EXTENSION, number, routeActions(domain, leg.value, target.value)))
+    const actions = withCallerId(routeActions(domain, leg.value, target.value), originatorCallerId(form, domain, leg.value))
+    return found(dialplanDocument(context, ROUTE_EXTENSION, number, actions))
   }
   const target = dialedTarget(domain, leg.value, number)
   if (typeof target === 'string') return notFound(target)
-  return found(dialplanDocument(context, 'cod_dial', number, routeActions(domain, leg.value, target)))
+  // An originated leg the IVR transfers (Transfer) also presents itself to the destination.
+  const actions = withCallerId(routeActions(domain, leg.value, target), originatorCallerId(form, domain, leg.value))
+  return found(dialplanDocument(context, 'cod_dial', number, actions))
 }

@@ -78,6 +78,10 @@ export function legLines(events: readonly RecordedEvent[]): string[] {
       leg = { name: legName(e.headers), seq: [], vars: new Map() }
       byUuid.set(uuid, leg)
     }
+    // The caller id a destination leg presents (its phone's From): issue 13 D2.
+    if (e.name === 'CHANNEL_CREATE' && e.headers['variable_cod_role'] === 'destination') {
+      leg.vars.set('cid', `${e.headers['Caller-Caller-ID-Name'] ?? ''}/${e.headers['Caller-Caller-ID-Number'] ?? ''}`)
+    }
     for (const k of VARS) {
       const v = e.headers[`variable_${k}`]
       if (v !== undefined && !leg.vars.has(k)) leg.vars.set(k, k === 'sip_h_Call-Info' ? 'auto-answer' : v)
