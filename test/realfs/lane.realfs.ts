@@ -33,8 +33,7 @@ if (!existsSync(FS_SH)) {
 
   t.before(async () => {
     app = await startAppServer()
-    // A limit of 3 live channels lets one scenario reach it with a call between two phones.
-    const cfg = await laneConfig(app, esl, xmlCurl, (y) => y.replace('channel_limit: 20', 'channel_limit: 3'))
+    const cfg = await laneConfig(app, esl, xmlCurl)
     const started = Date.now()
     real = await startRealWorld(cfg, app, { esl, xmlCurl })
     t.comment(`real FreeSWITCH, daemon and phones up in ${Date.now() - started} ms`)

@@ -157,6 +157,22 @@ export const scenarios: Scenario[] = [
     run: (c) => connectAndHangUp(c, 'initiate_call', { user_name: 'bob', destination: '0399998888' }),
   },
   {
+    name: 'D3: a destination user that never answers rings destination_timeout, then both legs end',
+    run: async (c) => {
+      await c.post('call_external', { target: '0399990000', destination: 'erin', callback_url: c.w.callbackUrl })
+      const cb = await c.callback()
+      await c.event('the target leg hung up', (e) => e.name === 'CHANNEL_HANGUP' && e.headers['Unique-ID'] === cb.uuid)
+    },
+  },
+  {
+    name: 'D3: a PSTN destination that never answers rings destination_timeout, then both legs end',
+    run: async (c) => {
+      await c.post('call_user', { user_name: 'bob', destination: '0322223333', callback_url: c.w.callbackUrl })
+      const cb = await c.callback()
+      await c.event('bob\'s leg hung up', (e) => e.name === 'CHANNEL_HANGUP' && e.headers['Unique-ID'] === cb.uuid)
+    },
+  },
+  {
     name: 'channel limit: a call between phones counts; the API is refused beyond the limit',
     run: async (c) => {
       await c.w.dial('alice', '1002')

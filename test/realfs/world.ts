@@ -132,7 +132,20 @@ interface LaneConfig {
  * application server allowed (ivr.fetch_allow loopback), an extension bound to its document,
  * and `extra` applied to the domain YAML text.
  */
-export async function laneConfig(app: AppServer, eslPassword: string, xmlCurlPassword: string, extra: (domainYaml: string) => string = (y) => y): Promise<LaneConfig> {
+/**
+ * The lane's changes to the shipped example domain: a channel limit of 3 (one scenario reaches it
+ * with a call between two phones), a destination timeout of 3 s and a user whose only terminal
+ * never answers (issue 13 D3).
+ */
+export const laneDomain = (y: string): string =>
+  y
+    .replace('channel_limit: 20', 'channel_limit: 3\ndestination_timeout: 3')
+    .replace(
+      'groups:\n',
+      '  - { id: "5", name: erin, label: Erin, extension: "1005", password: erin-sip-secret,\n      sim: { terminals: [ { behaviour: no_answer } ] } }\ngroups:\n',
+    )
+
+export async function laneConfig(app: AppServer, eslPassword: string, xmlCurlPassword: string, extra: (domainYaml: string) => string = laneDomain): Promise<LaneConfig> {
   const dir = await mkdtemp(join(tmpdir(), 'cod-realfs-'))
   await mkdir(join(dir, 'domains'))
   const shipped = await readFile(join(ROOT, 'conf/daemon.yaml'), 'utf8')
