@@ -24,6 +24,7 @@ import { readLeg, readOriginatedDestination, type IvrKnown, type LegContext } fr
 import { routeActions, type Action, type RouteTarget } from './routes.js'
 import { exactRegex } from './values.js'
 import { originatorCallerId, withCallerId } from './caller-id.js'
+import { withDestinationTimeout } from './destination-timeout.js'
 
 /** What a caller may dial: user names, numbers (with + * #). */
 const DIALED_RE = /^[A-Za-z0-9+*#._-]{1,64}$/
@@ -78,12 +79,14 @@ export function answerDialplan(form: FetchForm, directory: Directory, ivrKnown?:
     if (leg.value.role === 'destination') return notFound('cod_route on a destination leg')
     const target = readOriginatedDestination(form, domain, leg.value, ivrKnown)
     if (!target.ok) return notFound(target.error)
-    const actions = withCallerId(routeActions(domain, leg.value, target.value), originatorCallerId(form, domain, leg.value))
+    const routed = withCallerId(routeActions(domain, leg.value, target.value), originatorCallerId(form, domain, leg.value))
+    const actions = withDestinationTimeout(routed, domain.config.destination_timeout)
     return found(dialplanDocument(context, ROUTE_EXTENSION, number, actions))
   }
   const target = dialedTarget(domain, leg.value, number)
   if (typeof target === 'string') return notFound(target)
   // An originated leg the IVR transfers (Transfer) also presents itself to the destination.
-  const actions = withCallerId(routeActions(domain, leg.value, target), originatorCallerId(form, domain, leg.value))
+  const routed = withCallerId(routeActions(domain, leg.value, target), originatorCallerId(form, domain, leg.value))
+  const actions = withDestinationTimeout(routed, domain.config.destination_timeout)
   return found(dialplanDocument(context, 'cod_dial', number, actions))
 }

@@ -147,7 +147,6 @@ export function routeActions(domain: DomainDirectory, leg: LegContext, target: R
     case 'user':
       actions.push(
         exportRemote(CHANNEL_VARS.userId, target.user.id),
-        set('call_timeout', String(domain.config.destination_timeout)),
         { app: 'set', data: `ringback=${RINGBACK}` },
         { app: 'bridge', data: userTarget(domain, target.user) },
         hangupWithBridgeCause,
@@ -160,7 +159,6 @@ export function routeActions(domain: DomainDirectory, leg: LegContext, target: R
       const calling = presentedNumber(domain, leg)
       if (calling !== undefined) actions.push(set('effective_caller_id_number', calling))
       actions.push(
-        set('call_timeout', String(domain.config.destination_timeout)),
         { app: 'set', data: `ringback=${RINGBACK}` },
         { app: 'bridge', data: `sofia/gateway/${safe(domain.config.gateway)}/${safe(target.number)}` },
         hangupWithBridgeCause,

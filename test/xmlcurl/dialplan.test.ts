@@ -44,10 +44,10 @@ t.test('originated leg to a user: the whole document', async (t) => {
           <action application="export" data="cod_operation=call_user"/>
           <action application="export" data="nolocal:cod_role=destination"/>
           <action application="export" data="nolocal:cod_user_id=2"/>
-          <action application="set" data="call_timeout=60"/>
           <action application="set" data="ringback=%(2000,4000,440,480)"/>
           <action application="set" data="effective_caller_id_name=Alice"/>
           <action application="set" data="effective_caller_id_number=1001"/>
+          <action application="set" data="call_timeout=60"/>
           <action application="bridge" data="user/bob@example.test"/>
           <action application="hangup" data="\${originate_disposition}"/>
         </condition>
@@ -149,8 +149,8 @@ t.test('originated leg to a PSTN number: gateway, calling number, end_user', asy
       'export cod_end_user_name=%E5%B1%B1%E7%94%B0%20%E5%A4%AA%E9%83%8E',
       'export cod_end_user_organization=O%27Neil%20%26%20Co%20%28HQ%29',
       'set effective_caller_id_number=0501230001',
-      TIMEOUT,
       RINGBACK,
+      TIMEOUT,
       'bridge sofia/gateway/pstn/+81312345678',
       HANGUP,
     ],
@@ -236,7 +236,7 @@ t.test('contexts that are not ours get "not found"', async (t) => {
 
 t.test('a phone of the domain dialing the domain\'s numbers (capture 05 in context example.test)', async (t) => {
   const phonePrelude = ['set hangup_after_bridge=true', 'set continue_on_fail=true', 'export cod_domain=example.test', 'export nolocal:cod_role=destination']
-  const bob = [...phonePrelude, 'export nolocal:cod_user_id=2', TIMEOUT, RINGBACK, 'bridge user/bob@example.test', HANGUP]
+  const bob = [...phonePrelude, 'export nolocal:cod_user_id=2', RINGBACK, TIMEOUT, 'bridge user/bob@example.test', HANGUP]
   for (const dialed of ['1002', 'bob', 'BOB', '0501231002']) {
     const xml = xmlOf(phoneCall(dialed))
     t.same(actionsOf(xml), bob, `user by ${dialed}`)
@@ -258,7 +258,7 @@ t.test('a phone of the domain dialing the domain\'s numbers (capture 05 in conte
 t.test('a phone of the domain dialing the PSTN presents its DID when the domain may present it', async (t) => {
   const xml = xmlOf(phoneCall('+81312345678'))
   t.equal(findAll(parseDocument(xml), 'condition')[0]?.attrs.expression, '^\\+81312345678$')
-  t.same(actionsOf(xml).slice(4), ['set effective_caller_id_number=0501230001', TIMEOUT, RINGBACK, 'bridge sofia/gateway/pstn/+81312345678', HANGUP])
+  t.same(actionsOf(xml).slice(4), ['set effective_caller_id_number=0501230001', RINGBACK, TIMEOUT, 'bridge sofia/gateway/pstn/+81312345678', HANGUP])
   const bob = actionsOf(xmlOf(phoneCall('0311112222', { variable_user_name: 'bob' })))
   t.ok(bob.includes('set effective_caller_id_number=0501230000'), "bob's DID is not presentable: the domain's first number")
   const byAlias = actionsOf(xmlOf(phoneCall('*#31#0311', { variable_user_name: '1001' })))
