@@ -9,7 +9,7 @@ import t from 'tap'
 import { appendFileSync, existsSync, readFileSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
-import { FS_SH, startAppServer, laneConfig, startRealWorld, startSimWorld, type AppServer, type World } from './world.js'
+import { FS_SH, startAppServer, laneConfig, startRealWorld, startSimWorld, waitUntil, type AppServer, type RealWorld, type World } from './world.js'
 import { runScenario, scenarios } from './scenarios.js'
 import type { Trace } from './trace.js'
 
@@ -28,7 +28,7 @@ if (!existsSync(FS_SH)) {
   const esl = randomBytes(12).toString('hex')
   const xmlCurl = randomBytes(12).toString('hex')
   let app: AppServer
-  let real: World & { log: string }
+  let real: RealWorld
   let sim: World
 
   t.before(async () => {
@@ -43,6 +43,22 @@ if (!existsSync(FS_SH)) {
     await sim?.stop()
     await real?.stop()
     app?.close()
+  })
+
+  // Real switch only (the simulator has no carrier that calls in): docs/deploy.md step 3's
+  // carriers ACL, the gateway's extension=auto_to_user and the domain's context let a DID call
+  // from the carrier reach bob without a challenge; a PSTN number from the carrier is refused.
+  t.test('the carrier calls bob\'s DID: no challenge, the domain\'s dialplan, bob answers', async (t) => {
+    const from = real.tap.events.length
+    const call = await real.carrierCall('0501231002')
+    t.equal(call.status, 200, 'answered (bob answers after 2 s)')
+    const bridge = await waitUntil('the bridge', () => real.tap.events.slice(from).find((e) => e.name === 'CHANNEL_BRIDGE'), 10_000)
+    t.equal(bridge.headers['Caller-Context'], 'example.test', 'in the domain\'s context')
+    await real.remoteHangup(bridge.headers['Unique-ID'] ?? '')
+    await real.idle()
+    const toll = await real.carrierCall('0399998888')
+    t.not(toll.status, 200, `a PSTN number from the carrier is refused (${toll.status})`)
+    await real.idle()
   })
 
   for (const s of scenarios) {

@@ -27,7 +27,7 @@ import { startPhones, type PhoneFarm, type PhoneUser } from './phones.js'
 const run = promisify(execFile)
 export const ROOT = resolve(import.meta.dirname, '../..')
 /** The prebuilt FreeSWITCH beside the clone (CI clones with `shared/` next to it). */
-export const FS_SH = resolve(ROOT, '../shared/freeswitch-dist/fs.sh')
+export const FS_SH = process.env['COD_REALFS_FS_SH'] ?? resolve(ROOT, '../shared/freeswitch-dist/fs.sh')
 export const DOMAIN = 'example.test'
 export const AUTH = `Basic ${Buffer.from(`${DOMAIN}:demo-token-example-test`).toString('base64')}`
 
@@ -314,7 +314,14 @@ export async function stopFreeswitch(state: string): Promise<void> {
   started.delete(pid)
 }
 
-export async function startRealWorld(cfg: LaneConfig, app: AppServer, secrets: { esl: string; xmlCurl: string }): Promise<World & { state: string; log: string }> {
+export interface RealWorld extends World {
+  readonly state: string
+  readonly log: string
+  /** The carrier sends a call to a DID (real switch only: the simulator has no carrier). */
+  carrierCall(did: string): Promise<{ callId: string; status: number }>
+}
+
+export async function startRealWorld(cfg: LaneConfig, app: AppServer, secrets: { esl: string; xmlCurl: string }): Promise<RealWorld> {
   const [httpPort, eslPort, sipPort, carrierPort] = [await freePort(), await freePort(), await freePort(), await freePort('127.0.0.2')]
   const rtpBase = 20000 + 2 * Math.floor(Math.random() * 15000)
   const home = (await run(FS_SH, ['home'])).stdout.trim()
@@ -393,5 +400,5 @@ export async function startRealWorld(cfg: LaneConfig, app: AppServer, secrets: {
       await rm(cfg.dir, { recursive: true, force: true })
     },
   })
-  return Object.assign(world, { state, log: join(state, 'log/freeswitch.log') })
+  return Object.assign(world, { state, log: join(state, 'log/freeswitch.log'), carrierCall: (did: string) => p.carrierCall('0399990000', did) })
 }
