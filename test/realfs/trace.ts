@@ -95,7 +95,7 @@ export function legLines(events: readonly RecordedEvent[]): string[] {
     .sort()
 }
 
-/** CTI messages without sequence numbers and times, consecutive repeats folded. */
+/** CTI messages without sequence numbers and times, consecutive repeats folded, simultaneous removals sorted. */
 export function ctiLines(messages: readonly unknown[], names: ReadonlyMap<string, string>): unknown[] {
   const out: string[] = []
   for (const m of messages) {
@@ -110,6 +110,15 @@ export function ctiLines(messages: readonly unknown[], names: ReadonlyMap<string
       ),
     )
     if (out[out.length - 1] !== line) out.push(line)
+  }
+  // Channels destroyed together (a bridge's two legs) are removed in an order FreeSWITCH does not
+  // fix: their CHANNEL_DESTROY events come from two session threads (seen both ways on a real
+  // 1.10.12). A run of consecutive removals is compared as a set.
+  for (let i = 0; i < out.length; ) {
+    let j = i
+    while (j < out.length && (out[j] ?? '').includes('"event":"removed"')) j++
+    if (j > i + 1) out.splice(i, j - i, ...out.slice(i, j).sort())
+    i = Math.max(j, i + 1)
   }
   return out
 }
