@@ -23,7 +23,8 @@
  */
 import { app } from '../../pbx/commands.js'
 import type { GetDigits } from '../document/types.js'
-import { BEEP, blankArg, promptsFile } from './media.js'
+import { BEEP, blankArg, promptsFile, sayPrompt, TTS_ENGINE } from './media.js'
+import { ok } from '../../util/result.js'
 import { EXEC_TIMEOUT_MS, NEXT, type ElementModule } from './types.js'
 
 /** The channel variable play_and_get_digits writes the input to. */
@@ -50,6 +51,8 @@ export const getDigits: ElementModule<GetDigits> = {
     if (!beep.ok) return beep.error
     const prompts = promptsFile(el.prompts, ctx, beep.value ? [BEEP] : [])
     if (!prompts.ok) return prompts.error
+    const say = beep.value ? ok(undefined) : sayPrompt(el.prompts, ctx)
+    if (!say.ok) return say.error
     const alerts = promptsFile(el.alerts, ctx)
     if (!alerts.ok) return alerts.error
     const allowed = await ctx.checkMedia([prompts.value, alerts.value])
@@ -57,13 +60,20 @@ export const getDigits: ElementModule<GetDigits> = {
 
     const answered = await ctx.answer()
     if (!answered.ok) return answered.error
+    if (say.value !== undefined) {
+      for (const v of [`tts_engine=${TTS_ENGINE}`, `tts_voice=${say.value.voice}`]) {
+        const set = await ctx.exec(app('set', v), EXEC_TIMEOUT_MS.short)
+        if (!set.ok) return set.error
+      }
+    }
+    const prompt = say.value?.file ?? prompts.value
     const arg = [
       '1',
       String(numDigits.value),
       '1',
       String(timeout.value * 1000),
       finishOnKey.value === '' ? 'none' : finishOnKey.value,
-      blankArg(prompts.value ?? 'silence'),
+      blankArg(prompt ?? 'silence'),
       'silence_stream://1',
       DIGITS_VAR,
       '.',

@@ -192,6 +192,31 @@ function speakFile(p: Speak, ctx: ElementContext): Result<string | undefined, Ou
   return ok(ttsFile(fliteVoice(language.value, voice.value), text.value))
 }
 
+/**
+ * A GetDigits prompt that is one Speak, spoken on FreeSWITCH 1.10.12: that release has no
+ * `tts://` file format ("[ERR] switch_core_file.c Invalid file format [tts]", seen by the
+ * real-FreeSWITCH lane: play_and_get_digits failed and the IVR ended the call), but
+ * switch_ivr_play_file speaks a `say:<text>` file with the channel's `tts_engine` and
+ * `tts_voice` (switch_ivr_play_say.c), DTMF stopping it as for any prompt. `say:` cannot stand
+ * inside a `file_string://`, so prompts of several items keep `tts://` (still unplayable on
+ * 1.10.12: docs/ivr.md, GetDigits). Undefined when the prompts are not exactly one Speak played once.
+ */
+export function sayPrompt(prompts: readonly Prompt[], ctx: ElementContext): Result<{ file: string; voice: string } | undefined, Outcome> {
+  const [only] = prompts
+  if (prompts.length !== 1 || only === undefined || only.type !== 'Speak') return ok(undefined)
+  const loop = ctx.value(only.loop)
+  if (!loop.ok) return loop
+  if (loop.value !== 1) return ok(undefined)
+  const text = ctx.value(only.text)
+  if (!text.ok) return text
+  const language = ctx.value(only.language)
+  if (!language.ok) return language
+  const voice = ctx.optional(only.voice)
+  if (!voice.ok) return voice
+  const t = promptText(text.value)
+  return ok(t === '' ? undefined : { file: `say:${t}`, voice: fliteVoice(language.value, voice.value) })
+}
+
 /** The prompts of a GetDigits as one file (undefined: nothing to play). */
 export function promptsFile(prompts: readonly Prompt[], ctx: ElementContext, extra: readonly string[] = []): Result<string | undefined, Outcome> {
   const items: string[] = []
