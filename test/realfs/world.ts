@@ -324,7 +324,7 @@ export interface RealWorld extends World {
 export async function startRealWorld(cfg: LaneConfig, app: AppServer, secrets: { esl: string; xmlCurl: string }): Promise<RealWorld> {
   const [httpPort, eslPort, sipPort, carrierPort] = [await freePort(), await freePort(), await freePort(), await freePort('127.0.0.2')]
   const rtpBase = 20000 + 2 * Math.floor(Math.random() * 15000)
-  const home = (await run(FS_SH, ['home'])).stdout.trim()
+  const home = (await run('bash', [FS_SH, 'home'])).stdout.trim()
   const conf = join(cfg.dir, 'fs-conf')
   const state = join(cfg.dir, 'fs-state')
   // The deploy guide's steps, as its script runs them.
@@ -338,7 +338,7 @@ export async function startRealWorld(cfg: LaneConfig, app: AppServer, secrets: {
   ])
   const file = join(cfg.dir, 'daemon-real.yaml')
   await writeFile(file, cfg.daemonYaml('freeswitch', eslPort))
-  await run(FS_SH, ['start', conf, state], { env: { ...process.env, FS_ESL_PORT: String(eslPort) } })
+  await run('bash', [FS_SH, 'start', conf, state], { env: { ...process.env, FS_ESL_PORT: String(eslPort) } })
   const pid = Number(readFileSync(join(state, 'run/freeswitch.pid'), 'utf8').trim())
   started.add(pid)
   watchdog(pid)
