@@ -45,6 +45,22 @@ if (!existsSync(FS_SH)) {
     app?.close()
   })
 
+  // docs/deploy.md "Check the link", on the configuration its step 3 built.
+  t.test('the deploy guide\'s "Check the link" table holds', async (t) => {
+    const api = (cmd: string) => real.tap.api(cmd)
+    t.match(await api('xml_locate directory domain name example.test'), /<domain name="example.test">/)
+    t.equal((await api('user_exists id alice example.test')).trim(), 'true')
+    t.equal((await api('user_exists id 1000 127.0.0.1')).trim(), 'false', 'no vanilla static users left')
+    t.equal((await api('user_data alice@example.test var user_context')).trim(), 'example.test')
+    for (const m of ['mod_xml_curl', 'mod_http_cache', 'mod_flite']) t.equal((await api(`module_exists ${m}`)).trim(), 'true', m)
+    t.match(await api('sofia status'), /internal\s+profile\s+\S+\s+RUNNING \(0\)/)
+    t.notMatch(await api('sofia status'), /external/, 'vanilla\'s other profiles are gone')
+    t.match(await api('sofia status gateway pstn'), /Status\s+UP/, 'the carrier answers the OPTIONS pings')
+    t.match(await api('sofia_contact */alice@example.test'), /^sofia\/internal\/sip:alice@[^,]+,sofia\/internal\/sip:alice@/, 'two terminals')
+    const errors = readFileSync(real.log, 'utf8').split('\n').filter((l) => /\[(ERR|CRIT)\]/.test(l))
+    t.same(errors.filter((l) => !/mod_xml_curl.c.*Received HTTP error 0/.test(l)), [], 'no [ERR]/[CRIT] but xml_curl\'s before the daemon was up')
+  })
+
   // Real switch only (the simulator has no carrier that calls in): docs/deploy.md step 3's
   // carriers ACL, the gateway's extension=auto_to_user and the domain's context let a DID call
   // from the carrier reach bob without a challenge; a PSTN number from the carrier is refused.
