@@ -5,18 +5,23 @@
  * destination_timeout, after which both legs end NO_ANSWER.
  */
 import t from 'tap'
+import { rm } from 'node:fs/promises'
 import { laneConfig, startAppServer, startSimWorld, type AppServer, type World } from '../realfs/world.js'
 import { runScenario, scenarios } from '../realfs/scenarios.js'
 
 let app: AppServer
 let w: World
+let dir: string
 t.before(async () => {
   app = await startAppServer()
-  w = await startSimWorld(await laneConfig(app, 'sim-esl-password', 'sim-xml-curl-password'), app, 0.05)
+  const cfg = await laneConfig(app, 'sim-esl-password', 'sim-xml-curl-password')
+  dir = cfg.dir
+  w = await startSimWorld(cfg, app, 0.05)
 })
 t.teardown(async () => {
   await w.stop()
   app.close()
+  await rm(dir, { recursive: true, force: true })
 })
 
 const run = (prefix: string) => {

@@ -285,9 +285,16 @@ process.on('exit', () => {
  * (a test runner's timeout kills it with a signal, which skips 'exit' handlers), it stops the
  * FreeSWITCH it was given by PID.
  */
-function watchdog(fsPid: number): void {
-  const script = `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done; kill -TERM ${fsPid} 2>/dev/null; sleep 8; kill -KILL ${fsPid} 2>/dev/null; exit 0`
-  spawn('bash', ['-c', script], { detached: true, stdio: 'ignore' }).unref()
+function watchdog(fsPid: number): () => void {
+  // Only that PID, and only while it is still a freeswitch (a PID is not reused meanwhile).
+  const alive = `grep -q freeswitch /proc/${fsPid}/cmdline 2>/dev/null`
+  const script = `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done; ${alive} && kill -TERM ${fsPid}; sleep 8; ${alive} && kill -KILL ${fsPid}; exit 0`
+  const child = spawn('bash', ['-c', script], { detached: true, stdio: 'ignore' })
+  child.unref()
+  // Once the lane stopped FreeSWITCH itself, the watchdog (started here, by its PID) ends too.
+  return () => {
+    if (child.pid !== undefined && child.exitCode === null) process.kill(child.pid, 'SIGTERM')
+  }
 }
 
 export async function stopFreeswitch(state: string): Promise<void> {
@@ -341,7 +348,7 @@ export async function startRealWorld(cfg: LaneConfig, app: AppServer, secrets: {
   await run('bash', [FS_SH, 'start', conf, state], { env: { ...process.env, FS_ESL_PORT: String(eslPort) } })
   const pid = Number(readFileSync(join(state, 'run/freeswitch.pid'), 'utf8').trim())
   started.add(pid)
-  watchdog(pid)
+  const stopWatchdog = watchdog(pid)
   let daemon: Daemon | undefined
   let phones: PhoneFarm | undefined
   try {
@@ -362,6 +369,7 @@ export async function startRealWorld(cfg: LaneConfig, app: AppServer, secrets: {
     await phones?.stop()
     await daemon?.stop()
     await stopFreeswitch(state)
+    stopWatchdog()
     throw e
   }
   const p = phones
@@ -397,6 +405,7 @@ export async function startRealWorld(cfg: LaneConfig, app: AppServer, secrets: {
     async stop() {
       await p.stop()
       await stopFreeswitch(state)
+      stopWatchdog()
       await rm(cfg.dir, { recursive: true, force: true })
     },
   })
