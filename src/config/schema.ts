@@ -87,6 +87,11 @@ export const domainSchema = z.strictObject({
   api_tokens: z.array(tokenSchema).min(1, 'at least one token'),
   privileges: z.array(z.enum(['ON_THE_FLY_IVR_ALLOWED'])).default([]),
   channel_limit: z.number().int().min(0).max(100000),
+  /**
+   * Issue 13 D3: seconds a destination (a user's terminals, a PSTN number) rings for an answered
+   * leg before that leg is hung up NO_ANSWER (the dialplan's call_timeout). Groups use their own.
+   */
+  destination_timeout: z.number().int().min(1).max(3600).default(60),
   gateway: name,
   calling_numbers: z.array(pstn).default([]),
   callback_secret: z.string().min(16, 'must be at least 16 characters').max(256).optional(),

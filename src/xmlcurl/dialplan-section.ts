@@ -25,6 +25,8 @@ import type { FetchForm } from './form.js'
 import { readLeg, readOriginatedDestination, type IvrKnown, type LegContext } from './leg.js'
 import { routeActions, type Action, type RouteTarget } from './routes.js'
 import { exactRegex } from './values.js'
+import { originatorCallerId, withCallerId } from './caller-id.js'
+import { withDestinationTimeout } from './destination-timeout.js'
 
 /** What a caller may dial: user names, numbers (with + * #). */
 const DIALED_RE = /^[A-Za-z0-9+*#._-]{1,64}$/
@@ -73,7 +75,10 @@ function gatedActions(form: FetchForm, domain: DomainDirectory, leg: LegContext,
   if (gate !== undefined && bridges && leg.requestId !== undefined && !gate.mayBridge(domain.name, leg.requestId, form.get('Unique-ID'))) {
     return [{ app: 'hangup', data: LIMIT_CAUSE }]
   }
-  return routeActions(domain, leg, target)
+  // The destination sees who calls (an originated leg the IVR transfers too), and rings for at
+  // most the domain's destination_timeout.
+  const routed = withCallerId(routeActions(domain, leg, target), originatorCallerId(form, domain, leg))
+  return withDestinationTimeout(routed, domain.config.destination_timeout)
 }
 
 export function answerDialplan(form: FetchForm, directory: Directory, ivrKnown?: IvrKnown, gate?: BridgeGate): SectionAnswer {

@@ -25,9 +25,11 @@ const ORIGINATED_PRELUDE = [
 ]
 const RINGBACK = 'set ringback=%(2000,4000,440,480)'
 const HANGUP = 'hangup ${originate_disposition}'
+/** Issue 13 D3: the domain's destination_timeout (default 60 s) bounds the ringing of a user or PSTN destination. */
+const TIMEOUT = 'set call_timeout=60'
 
 t.test('originated leg to a user: the whole document', async (t) => {
-  const xml = xmlOf(originatedLeg({ cod_dest_kind: 'user', cod_dest_value: '2' }))
+  const xml = xmlOf(originatedLeg({ cod_dest_kind: 'user', cod_dest_value: '2', cod_user_id: '1' }))
   t.equal(
     xml,
     `<document type="freeswitch/xml">
@@ -43,6 +45,9 @@ t.test('originated leg to a user: the whole document', async (t) => {
           <action application="export" data="nolocal:cod_role=destination"/>
           <action application="export" data="nolocal:cod_user_id=2"/>
           <action application="set" data="ringback=%(2000,4000,440,480)"/>
+          <action application="set" data="effective_caller_id_name=Alice"/>
+          <action application="set" data="effective_caller_id_number=1001"/>
+          <action application="set" data="call_timeout=60"/>
           <action application="bridge" data="user/bob@example.test"/>
           <action application="hangup" data="\${originate_disposition}"/>
         </condition>
@@ -145,6 +150,7 @@ t.test('originated leg to a PSTN number: gateway, calling number, end_user', asy
       'export cod_end_user_organization=O%27Neil%20%26%20Co%20%28HQ%29',
       'set effective_caller_id_number=0501230001',
       RINGBACK,
+      TIMEOUT,
       'bridge sofia/gateway/pstn/+81312345678',
       HANGUP,
     ],
@@ -230,7 +236,7 @@ t.test('contexts that are not ours get "not found"', async (t) => {
 
 t.test('a phone of the domain dialing the domain\'s numbers (fixture xml_curl/05-invite-1004-to-1002 in context example.test)', async (t) => {
   const phonePrelude = ['set hangup_after_bridge=true', 'set continue_on_fail=true', 'export cod_domain=example.test', 'export nolocal:cod_role=destination']
-  const bob = [...phonePrelude, 'export nolocal:cod_user_id=2', RINGBACK, 'bridge user/bob@example.test', HANGUP]
+  const bob = [...phonePrelude, 'export nolocal:cod_user_id=2', RINGBACK, TIMEOUT, 'bridge user/bob@example.test', HANGUP]
   for (const dialed of ['1002', 'bob', 'BOB', '0501231002']) {
     const xml = xmlOf(phoneCall(dialed))
     t.same(actionsOf(xml), bob, `user by ${dialed}`)
@@ -252,7 +258,7 @@ t.test('a phone of the domain dialing the domain\'s numbers (fixture xml_curl/05
 t.test('a phone of the domain dialing the PSTN presents its DID when the domain may present it', async (t) => {
   const xml = xmlOf(phoneCall('+81312345678'))
   t.equal(findAll(parseDocument(xml), 'condition')[0]?.attrs.expression, '^\\+81312345678$')
-  t.same(actionsOf(xml).slice(4), ['set effective_caller_id_number=0501230001', RINGBACK, 'bridge sofia/gateway/pstn/+81312345678', HANGUP])
+  t.same(actionsOf(xml).slice(4), ['set effective_caller_id_number=0501230001', RINGBACK, TIMEOUT, 'bridge sofia/gateway/pstn/+81312345678', HANGUP])
   const bob = actionsOf(xmlOf(phoneCall('0311112222', { variable_user_name: 'bob' })))
   t.ok(bob.includes('set effective_caller_id_number=0501230000'), "bob's DID is not presentable: the domain's first number")
   const byAlias = actionsOf(xmlOf(phoneCall('*#31#0311', { variable_user_name: '1001' })))
@@ -295,4 +301,18 @@ t.test('dialed numbers that are nothing of the domain get "not found"', async (t
 t.test('an extension number takes precedence order of the directory: users, groups, extensions, PSTN', async (t) => {
   // "2001" is the sales group's extension, not a PSTN number, even though it looks like one
   t.ok(actionsOf(xmlOf(phoneCall('2001', { variable_sip_authorized: null }))).includes('export nolocal:cod_group_id=10'))
+})
+
+t.test('issue 13 D2: the destination sees who calls it', async (t) => {
+  const sets = (form: URLSearchParams) => actionsOf(xmlOf(form)).filter((a) => a.startsWith('set effective_caller_id'))
+  t.same(sets(originatedLeg({ cod_dest_kind: 'user', cod_dest_value: '2', cod_user_id: '1' })), [
+    'set effective_caller_id_name=Alice',
+    'set effective_caller_id_number=1001',
+  ], 'a user\'s leg: label and extension')
+  t.same(sets(originatedLeg({ cod_dest_kind: 'user', cod_dest_value: '1', cod_operation: 'call_external' }, { 'Channel-Name': 'sofia/internal/0399990000', 'Caller-Caller-ID-Number': '0501230000', 'Caller-Caller-ID-Name': 'Outbound Call' })), [
+    'set effective_caller_id_name=0399990000',
+    'set effective_caller_id_number=0399990000',
+  ], 'a PSTN leg: its number, not "Outbound Call"')
+  t.same(sets(originatedLeg({ cod_dest_kind: 'user', cod_dest_value: '1' }, { 'Channel-Name': 'sofia/internal/Outbound${x}' })), [], 'nothing when the name does not end with a number')
+  t.notOk(sets(originatedLeg({ cod_dest_kind: 'pstn', cod_dest_value: '0399998888', cod_user_id: '1' })).some((a) => a.includes('_name=')), 'PSTN routes keep their own calling number')
 })

@@ -27,7 +27,7 @@ import * as C from '../syntax/checks.js'
 import { quote } from '../syntax/params.js'
 import { fail, positionOf } from '../syntax/reader.js'
 import type { ElementBase, Param } from '../syntax/types.js'
-import { BEEP, blankArg, fileString } from './media.js'
+import { BEEP, blankArg, fileString, fliteVoice, promptText, TTS_ENGINE } from './media.js'
 import { play, type Play } from './play.js'
 import { speak, type Speak } from './speak.js'
 import { EXEC_TIMEOUT_MS, NEXT, type ElementContext, type ElementModule, type Outcome } from './types.js'
@@ -86,6 +86,31 @@ function promptFiles(p: Prompt, ctx: ElementContext): Result<string[], Outcome> 
     case 'Wait':
       return wait.files(p, ctx)
   }
+}
+
+/**
+ * A GetDigits prompt that is one Speak, spoken on FreeSWITCH 1.10.12: that release has no
+ * `tts://` file format ("[ERR] switch_core_file.c Invalid file format [tts]", seen by the
+ * real-FreeSWITCH lane: play_and_get_digits failed and the IVR ended the call), but
+ * switch_ivr_play_file speaks a `say:<text>` file with the channel's `tts_engine` and
+ * `tts_voice` (switch_ivr_play_say.c), DTMF stopping it as for any prompt. `say:` cannot stand
+ * inside a `file_string://`, so prompts of several items keep `tts://` (still unplayable on
+ * 1.10.12: docs/ivr.md, GetDigits). Undefined when the prompts are not exactly one Speak played once.
+ */
+function sayPrompt(prompts: readonly Prompt[], ctx: ElementContext): Result<{ file: string; voice: string } | undefined, Outcome> {
+  const [only] = prompts
+  if (prompts.length !== 1 || only === undefined || only.type !== 'Speak') return ok(undefined)
+  const loop = ctx.value(only.loop)
+  if (!loop.ok) return loop
+  if (loop.value !== 1) return ok(undefined)
+  const text = ctx.value(only.text)
+  if (!text.ok) return text
+  const language = ctx.value(only.language)
+  if (!language.ok) return language
+  const voice = ctx.optional(only.voice)
+  if (!voice.ok) return voice
+  const t = promptText(text.value)
+  return ok(t === '' ? undefined : { file: `say:${t}`, voice: fliteVoice(language.value, voice.value) })
 }
 
 /** The prompts of a GetDigits as one file (undefined: nothing to play). */
@@ -153,6 +178,8 @@ export const getDigits: ElementModule<GetDigits> = {
     if (!beep.ok) return beep.error
     const prompts = promptsFile(el.prompts, ctx, beep.value ? [BEEP] : [])
     if (!prompts.ok) return prompts.error
+    const say = beep.value ? ok(undefined) : sayPrompt(el.prompts, ctx)
+    if (!say.ok) return say.error
     const alerts = promptsFile(el.alerts, ctx)
     if (!alerts.ok) return alerts.error
     const allowed = await ctx.checkMedia([prompts.value, alerts.value])
@@ -160,13 +187,20 @@ export const getDigits: ElementModule<GetDigits> = {
 
     const answered = await ctx.answer()
     if (!answered.ok) return answered.error
+    if (say.value !== undefined) {
+      for (const v of [`tts_engine=${TTS_ENGINE}`, `tts_voice=${say.value.voice}`]) {
+        const set = await ctx.exec(app('set', v), EXEC_TIMEOUT_MS.short)
+        if (!set.ok) return set.error
+      }
+    }
+    const prompt = say.value?.file ?? prompts.value
     const arg = [
       '1',
       String(numDigits.value),
       '1',
       String(timeout.value * 1000),
       finishOnKey.value === '' ? 'none' : finishOnKey.value,
-      blankArg(prompts.value ?? 'silence'),
+      blankArg(prompt ?? 'silence'),
       'silence_stream://1',
       DIGITS_VAR,
       '.',

@@ -77,7 +77,9 @@ export class ChannelLife {
       s.setVar('sip_network_ip', '127.0.0.1')
       if (port !== undefined) s.setVar('sip_network_port', port)
     }
-    this.table.fireChannel('CHANNEL_PROGRESS', s)
+    // An inbound channel sends the 180 (ring back) rather than receiving it: FreeSWITCH fires no
+    // CHANNEL_PROGRESS for it (seen on a real 1.10.12 by test/realfs/: a phone's call to bob).
+    if (s.direction === 'outbound') this.table.fireChannel('CHANNEL_PROGRESS', s)
     this.setCallState(s, 'RINGING')
     for (const h of [...s.progressHooks]) h(s)
   }
@@ -98,6 +100,9 @@ export class ChannelLife {
    */
   answer(s: Session): void {
     if (!s.up || s.answered) return
+    // Answering a phone's call that had no early media: FreeSWITCH 1.10.12 fires
+    // CHANNEL_PROGRESS_MEDIA just before CHANNEL_ANSWER (seen by test/realfs/, bridged and IVR).
+    if (s.direction === 'inbound') this.preAnswer(s)
     s.answered = true
     s.answerState = 'answered'
     s.times.answered = nowMicros()

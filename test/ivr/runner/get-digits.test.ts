@@ -104,3 +104,15 @@ t.test('template values are checked when the element runs', async (t) => {
   t.same(r.pbx.apps(), [])
   t.same(kills(r), ['NORMAL_TEMPORARY_FAILURE'])
 })
+
+t.test('one Speak as the prompt: say:<text> with the channel\'s tts_engine/tts_voice (FreeSWITCH 1.10.12 has no tts:// format)', async (t) => {
+  const r = await runInline(t, wrap('<GetDigits numDigits="1"><Speak voice="slt">Press 1, for Bob!</Speak></GetDigits>'), { script: inputs('1') })
+  t.same(r.pbx.apps().slice(-3), [
+    'set tts_engine=flite',
+    'set tts_voice=slt',
+    "play_and_get_digits 1 1 1 5000 # 'say:Press 1, for Bob.' silence_stream://1 cod_ivr_digits . 5000",
+  ])
+  const looped = await runInline(t, wrap('<GetDigits numDigits="1"><Speak loop="2">Again</Speak></GetDigits>'), { script: inputs('1') })
+  t.match(pagd(looped)[0], /file_string:\/\/tts:\/\/flite\|kal\|Again!tts:\/\//, 'looped: still a file string (not playable on 1.10.12, docs/ivr.md)')
+  t.notOk(looped.pbx.apps().some((a) => a.startsWith('set tts_')))
+})

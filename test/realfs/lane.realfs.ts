@@ -1,0 +1,97 @@
+/**
+ * The real-FreeSWITCH lane (issue 13): every scenario of scenarios.ts runs on a real FreeSWITCH
+ * 1.10.12 (the prebuilt one in ../shared/freeswitch-dist beside the clone, configured by
+ * freeswitch/prepare-conf.sh as docs/deploy.md says) and on the built-in simulator, and the two
+ * normalised traces must be equal unless known-differences.json lists the part with its reason.
+ * Run by `npm run test:realfs` (and .ci/run); skipped, saying why, where fs.sh is absent.
+ */
+import t from 'tap'
+import { appendFileSync, existsSync, readFileSync } from 'node:fs'
+import { randomBytes } from 'node:crypto'
+import { join } from 'node:path'
+import { FS_SH, startAppServer, laneConfig, startRealWorld, startSimWorld, waitUntil, type AppServer, type RealWorld, type World } from './world.js'
+import { runScenario, scenarios } from './scenarios.js'
+import type { Trace } from './trace.js'
+
+interface KnownDifference {
+  readonly scenario: string
+  readonly part: keyof Trace
+  readonly reason: string
+}
+
+if (!existsSync(FS_SH)) {
+  const reason = `no real FreeSWITCH: ${FS_SH} is absent (it is beside the clone in CI only)`
+  console.log(`# realfs lane skipped: ${reason}`)
+  t.plan(0, reason)
+} else {
+  const known = JSON.parse(readFileSync(join(import.meta.dirname, 'known-differences.json'), 'utf8')) as KnownDifference[]
+  const esl = randomBytes(12).toString('hex')
+  const xmlCurl = randomBytes(12).toString('hex')
+  let app: AppServer
+  let real: RealWorld
+  let sim: World
+
+  t.before(async () => {
+    app = await startAppServer()
+    const cfg = await laneConfig(app, esl, xmlCurl)
+    const started = Date.now()
+    real = await startRealWorld(cfg, app, { esl, xmlCurl })
+    t.comment(`real FreeSWITCH, daemon and phones up in ${Date.now() - started} ms`)
+    sim = await startSimWorld(cfg, app, 0.2)
+  })
+  t.teardown(async () => {
+    await sim?.stop()
+    await real?.stop()
+    app?.close()
+  })
+
+  // docs/deploy.md "Check the link", on the configuration its step 3 built.
+  t.test('the deploy guide\'s "Check the link" table holds', async (t) => {
+    const api = (cmd: string) => real.tap.api(cmd)
+    t.match(await api('xml_locate directory domain name example.test'), /<domain name="example.test">/)
+    t.equal((await api('user_exists id alice example.test')).trim(), 'true')
+    t.equal((await api('user_exists id 1000 127.0.0.1')).trim(), 'false', 'no vanilla static users left')
+    t.equal((await api('user_data alice@example.test var user_context')).trim(), 'example.test')
+    for (const m of ['mod_xml_curl', 'mod_http_cache', 'mod_flite']) t.equal((await api(`module_exists ${m}`)).trim(), 'true', m)
+    t.match(await api('sofia status'), /internal\s+profile\s+\S+\s+RUNNING \(0\)/)
+    t.notMatch(await api('sofia status'), /external/, 'vanilla\'s other profiles are gone')
+    t.match(await api('sofia status gateway pstn'), /Status\s+UP/, 'the carrier answers the OPTIONS pings')
+    t.match(await api('sofia_contact */alice@example.test'), /^sofia\/internal\/sip:alice@[^,]+,sofia\/internal\/sip:alice@/, 'two terminals')
+    const errors = readFileSync(real.log, 'utf8').split('\n').filter((l) => /\[(ERR|CRIT)\]/.test(l))
+    t.same(errors.filter((l) => !/mod_xml_curl.c.*Received HTTP error 0/.test(l)), [], 'no [ERR]/[CRIT] but xml_curl\'s before the daemon was up')
+  })
+
+  // Real switch only (the simulator has no carrier that calls in): docs/deploy.md step 3's
+  // carriers ACL, the gateway's extension=auto_to_user and the domain's context let a DID call
+  // from the carrier reach bob without a challenge; a PSTN number from the carrier is refused.
+  t.test('the carrier calls bob\'s DID: no challenge, the domain\'s dialplan, bob answers', async (t) => {
+    const from = real.tap.events.length
+    const call = await real.carrierCall('0501231002')
+    t.equal(call.status, 200, 'answered (bob answers after 2 s)')
+    const bridge = await waitUntil('the bridge', () => real.tap.events.slice(from).find((e) => e.name === 'CHANNEL_BRIDGE'), 10_000)
+    t.equal(bridge.headers['Caller-Context'], 'example.test', 'in the domain\'s context')
+    await real.remoteHangup(bridge.headers['Unique-ID'] ?? '')
+    await real.idle()
+    const toll = await real.carrierCall('0399998888')
+    t.not(toll.status, 200, `a PSTN number from the carrier is refused (${toll.status})`)
+    await real.idle()
+  })
+
+  for (const s of scenarios) {
+    t.test(s.name, async (t) => {
+      const onReal = await runScenario(real, app, s)
+      const onSim = await runScenario(sim, app, s)
+      if (process.env['REALFS_TRACES'] !== undefined) {
+        appendFileSync(process.env['REALFS_TRACES'], `${JSON.stringify({ scenario: s.name, real: onReal, sim: onSim }, null, 1)}\n`)
+      }
+      for (const part of Object.keys(onReal) as Array<keyof Trace>) {
+        const k = known.find((d) => d.scenario === s.name && d.part === part)
+        if (k !== undefined) {
+          t.comment(`known difference in ${part}: ${k.reason}`)
+          continue
+        }
+        t.same(onReal[part], onSim[part], `${part}: the real switch and the simulator agree`)
+      }
+    })
+  }
+}

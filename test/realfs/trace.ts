@@ -1,0 +1,124 @@
+/**
+ * What the lane compares between the simulator and the real FreeSWITCH, once normalised: UUIDs
+ * become the names of their legs (direction + SIP user or number, e.g. `o:alice`, `o:0399990000`,
+ * `i:alice`), times, sequence numbers, ports and ids are dropped, and each leg's channel events
+ * become one line. Legs with the same name are sorted, so the order in which two terminals of one
+ * user were created does not matter; the order of events on one leg does.
+ */
+import type { RecordedEvent } from './esl-tap.js'
+
+export interface Trace {
+  /** Each API reply in order: status and body with leg names. */
+  replies: unknown[]
+  callbacks: unknown[]
+  /** CTI messages of the scenario's subscriber, consecutive repeats folded. */
+  cti: unknown[]
+  /** One line per leg, sorted. */
+  legs: string[]
+  /** Values a scenario reads itself (e.g. what the IVR's application server received). */
+  notes: Record<string, unknown>
+}
+
+/** Events that make up a leg's line; the rest (EXECUTE, HANGUP_COMPLETE, DESTROY) repeat what these say. */
+const SHOWN: Record<string, (h: Readonly<Record<string, string>>) => string> = {
+  CHANNEL_CREATE: () => 'CREATE',
+  CHANNEL_PROGRESS: () => 'PROGRESS',
+  CHANNEL_PROGRESS_MEDIA: () => 'PROGRESS_MEDIA',
+  CHANNEL_ANSWER: () => 'ANSWER',
+  CHANNEL_BRIDGE: () => 'BRIDGE',
+  CHANNEL_UNBRIDGE: () => 'UNBRIDGE',
+  CHANNEL_PARK: () => 'PARK',
+  CHANNEL_HANGUP: (h) => `HANGUP(${h['Hangup-Cause'] ?? '?'})`,
+  DTMF: (h) => `DTMF(${h['DTMF-Digit'] ?? '?'})`,
+}
+
+/** Channel variables whose value (or absence) is part of a leg's line: the daemon's marks and the auto-answer header. */
+const VARS = ['cod_role', 'cod_operation', 'cod_group_id', 'cod_dest_kind', 'sip_h_Call-Info']
+
+/** `sofia/internal/alice@127.0.0.3:5070` or `sofia/internal/sip:alice@...` → `alice`; `sofia/internal/0399990000` → the number. */
+export function legName(h: Readonly<Record<string, string>>): string {
+  const name = h['Channel-Name'] ?? ''
+  const last = name.slice(name.lastIndexOf('/') + 1).replace(/^sips?:/, '')
+  const user = last.split('@')[0] ?? last
+  return `${h['Call-Direction'] === 'inbound' ? 'i' : 'o'}:${user}`
+}
+
+export function legNames(events: readonly RecordedEvent[]): Map<string, string> {
+  const names = new Map<string, string>()
+  for (const e of events) {
+    const uuid = e.headers['Unique-ID']
+    if (uuid !== undefined && !names.has(uuid) && e.headers['Channel-Name'] !== undefined) names.set(uuid, legName(e.headers))
+  }
+  return names
+}
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** Replaces UUIDs by leg names (`-` for a UUID no event named: a leg never created) and drops volatile keys. */
+export function scrub(v: unknown, names: ReadonlyMap<string, string>, drop: ReadonlySet<string> = new Set()): unknown {
+  if (typeof v === 'string') return UUID_RE.test(v) ? (names.get(v) ?? '-') : v
+  if (Array.isArray(v)) return v.map((x) => scrub(x, names, drop))
+  if (v !== null && typeof v === 'object') {
+    const out: Record<string, unknown> = {}
+    for (const [k, x] of Object.entries(v)) if (!drop.has(k)) out[k] = scrub(x, names, drop)
+    return out
+  }
+  return v
+}
+
+export function legLines(events: readonly RecordedEvent[]): string[] {
+  const byUuid = new Map<string, { name: string; seq: string[]; vars: Map<string, string> }>()
+  for (const e of events) {
+    const uuid = e.headers['Unique-ID']
+    const show = SHOWN[e.name]
+    if (uuid === undefined) continue
+    let leg = byUuid.get(uuid)
+    if (leg === undefined) {
+      if (e.name !== 'CHANNEL_CREATE') continue // a leg of an earlier scenario
+      leg = { name: legName(e.headers), seq: [], vars: new Map() }
+      byUuid.set(uuid, leg)
+    }
+    // The caller id a destination leg presents (its phone's From): issue 13 D2.
+    if (e.name === 'CHANNEL_CREATE' && e.headers['variable_cod_role'] === 'destination') {
+      leg.vars.set('cid', `${e.headers['Caller-Caller-ID-Name'] ?? ''}/${e.headers['Caller-Caller-ID-Number'] ?? ''}`)
+    }
+    for (const k of VARS) {
+      const v = e.headers[`variable_${k}`]
+      if (v !== undefined && !leg.vars.has(k)) leg.vars.set(k, k === 'sip_h_Call-Info' ? 'auto-answer' : v)
+    }
+    if (show === undefined) continue
+    const s = show(e.headers)
+    if (leg.seq[leg.seq.length - 1] !== s) leg.seq.push(s)
+  }
+  return [...byUuid.values()]
+    .map((l) => `${l.name} [${[...l.vars].map(([k, v]) => `${k}=${v}`).sort().join(' ')}] ${l.seq.join(',')}`)
+    .sort()
+}
+
+/** CTI messages without sequence numbers and times, consecutive repeats folded, simultaneous removals sorted. */
+export function ctiLines(messages: readonly unknown[], names: ReadonlyMap<string, string>): unknown[] {
+  const out: string[] = []
+  for (const m of messages) {
+    const x = m as { type?: string; event?: string; channel?: Record<string, unknown>; channels?: unknown[] }
+    const c = x.channel
+    const line = JSON.stringify(
+      scrub(
+        c === undefined
+          ? { type: x.type, channels: x.channels?.length }
+          : { type: x.type, event: x.event, uuid: c['uuid'], state: c['state'], user_id: c['user_id'], other: c['other_uuid'], end_user: c['end_user'] },
+        names,
+      ),
+    )
+    if (out[out.length - 1] !== line) out.push(line)
+  }
+  // Channels destroyed together (a bridge's two legs) are removed in an order FreeSWITCH does not
+  // fix: their CHANNEL_DESTROY events come from two session threads (seen both ways on a real
+  // 1.10.12). A run of consecutive removals is compared as a set.
+  for (let i = 0; i < out.length; ) {
+    let j = i
+    while (j < out.length && (out[j] ?? '').includes('"event":"removed"')) j++
+    if (j > i + 1) out.splice(i, j - i, ...out.slice(i, j).sort())
+    i = Math.max(j, i + 1)
+  }
+  return out
+}
