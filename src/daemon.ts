@@ -50,7 +50,7 @@ export interface Daemon {
   readonly baseUrl: string
   /** Loads the configuration again (SIGHUP); on failure the running one stays. */
   reload(): Promise<Result<void, string[]>>
-  /** Graceful stop (SIGTERM): no new requests, pending callbacks delivered or spooled. */
+  /** Graceful stop (SIGTERM): no new requests, pending callbacks delivered or left in the journal. */
   stop(): Promise<void>
 }
 
