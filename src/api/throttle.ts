@@ -164,7 +164,13 @@ export function authThrottleMiddleware(throttle: AuthThrottle, refuse: (ctx: Con
       refuse(ctx, blocked.error)
       return
     }
-    await next()
+    try {
+      await next()
+    } catch (e) {
+      // A route that throws its 401 (ctx.throw) fails the client as much as one that answers it.
+      if (typeof e === 'object' && e !== null && (e as { status?: unknown }).status === 401) throttle.failed(address, claimedDomain(ctx.headers.authorization))
+      throw e
+    }
     if (ctx.status === 401) throttle.failed(address, claimedDomain(ctx.headers.authorization))
   }
 }

@@ -13,7 +13,7 @@ import { Writable } from 'node:stream'
 import t from 'tap'
 import WebSocket from 'ws'
 import { createApp } from '../../src/api/app.js'
-import { AuthThrottle, clientKey } from '../../src/api/throttle.js'
+import { AuthThrottle, authThrottleMiddleware, clientKey } from '../../src/api/throttle.js'
 import { daemonSchema } from '../../src/config/schema.js'
 import { createChannelModel } from '../../src/channels/index.js'
 import { createCti } from '../../src/cti/index.js'
@@ -190,4 +190,39 @@ t.test('the tables are bounded LRUs; keys by address', async (t) => {
   t.equal(clientKey('2001:db8::1'), '2001:db8:0:0::/64')
   t.equal(clientKey('fe80::1%eth0'), 'fe80:0:0:0::/64')
   t.equal(clientKey(undefined), 'unknown')
+})
+
+t.test('a route that throws its 401 counts as a failure too', async (t) => {
+  const logger = createLogger('silent')
+  const throttle = new AuthThrottle(() => ({ max_failures: 2, window_ms: 60_000, max_clients: 16 }), logger)
+  const middleware = authThrottleMiddleware(throttle, (ctx, e) => {
+    ctx.status = 429
+    ctx.body = e
+  })
+  const ctx = { req: { socket: { remoteAddress: '192.0.2.7' } }, headers: {}, status: 404, set: () => undefined }
+  for (let i = 0; i < 2; i++) {
+    await t.rejects(middleware(ctx as never, () => Promise.reject(Object.assign(new Error('no'), { status: 401 }))))
+  }
+  t.ok(throttle.blocked('192.0.2.7'), 'blocked after two thrown 401s')
+  await middleware(ctx as never, () => Promise.reject(new Error('the route must not run')))
+  t.equal(ctx.status, 429, 'answered before the route')
+})
+
+t.test('http.auth_throttle: defaults, and every bad value refused', async (t) => {
+  const base = { freeswitch: { mode: 'simulator' }, xml_curl: { username: 'freeswitch', password: 'xml-curl-secret' } }
+  t.same(daemonSchema.parse(base).http.auth_throttle, { max_failures: 10, window_ms: 60_000, max_clients: 10_000 })
+  const bad: Array<Record<string, unknown>> = [
+    { max_failures: 0 },
+    { max_failures: 2.5 },
+    { max_failures: '10' },
+    { max_failures: 10_001 },
+    { window_ms: 999 },
+    { window_ms: 86_400_001 },
+    { max_clients: 15 },
+    { max_clients: 1_000_001 },
+    { trust_forwarded_for: true },
+  ]
+  for (const auth_throttle of bad) {
+    t.notOk(daemonSchema.safeParse({ ...base, http: { auth_throttle } }).success, JSON.stringify(auth_throttle))
+  }
 })
