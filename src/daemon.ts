@@ -9,6 +9,7 @@ import { ConfigStore } from './runtime/store.js'
 import type { Logger } from './util/logger.js'
 import { createLogger } from './util/logger.js'
 import { createApp } from './api/app.js'
+import { AuthThrottle } from './api/throttle.js'
 import { idempotencyStoreOf } from './api/idempotency.js'
 import { connectPbx } from './pbx/connection.js'
 import { createChannelModel } from './channels/index.js'
@@ -50,7 +51,7 @@ export interface Daemon {
   readonly baseUrl: string
   /** Loads the configuration again (SIGHUP); on failure the running one stays. */
   reload(): Promise<Result<void, string[]>>
-  /** Graceful stop (SIGTERM): no new requests, pending callbacks delivered or spooled. */
+  /** Graceful stop (SIGTERM): no new requests, pending callbacks delivered or left in the journal. */
   stop(): Promise<void>
 }
 
@@ -159,9 +160,12 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
   })
   const ivr = createIvrRunner({ pbx, runtime, fetcher, logger: logger.child({ part: 'ivr' }) })
 
-  const cti = createCti({ runtime, pbx, channels, logger: logger.child({ part: 'cti' }) })
+  // One failed-authentication throttle for the API listener: its routes, gen_ws_ticket, the ws_cti upgrade (api/throttle.ts).
+  const throttle = new AuthThrottle(() => store.current().config.daemon.http.auth_throttle, logger.child({ part: 'auth-throttle' }))
+  const cti = createCti({ runtime, pbx, channels, logger: logger.child({ part: 'cti' }), throttle })
   const app = createApp({
     runtime,
+    throttle,
     engine: registeringIvrSources(engine, ivr),
     health: pbx,
     journal,

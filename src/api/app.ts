@@ -22,6 +22,7 @@ import { apiError, errorBody, statusOf, type ApiError, type ApiErrorId } from '.
 import { IDEMPOTENCY_HEADER, IdempotencyStore, parseIdempotencyKey, REPLAYED_HEADER, requestDigest, type Claim } from './idempotency.js'
 import { OPERATIONS } from './operations/index.js'
 import { apiErrorOfRefusal } from './refusals.js'
+import { authThrottleMiddleware, type AuthThrottle } from './throttle.js'
 
 export interface AppDeps {
   /** Current configuration and directory, read per request (SIGHUP swaps it). */
@@ -35,6 +36,8 @@ export interface AppDeps {
   idempotency?: IdempotencyStore
   /** Extra routers mounted as they are (xml_curl, CTI tickets...), outside the API auth. */
   routers?: Router[]
+  /** Failed-authentication throttle of this listener (throttle.ts), checked before every route; absent only in tests. */
+  throttle?: AuthThrottle
   newRequestId?: () => string
 }
 
@@ -223,6 +226,8 @@ export function createApp(deps: AppDeps): Koa {
       else deps.logger.info(line, 'http request')
     }
   })
+  // Before every route: a blocked client gets 429 before any credential is compared.
+  if (deps.throttle !== undefined) app.use(authThrottleMiddleware(deps.throttle, fail))
   app.use(health.routes())
   for (const router of deps.routers ?? []) app.use(router.routes())
   app.use(api.routes())

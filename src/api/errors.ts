@@ -25,6 +25,8 @@ export const ERROR_STATUS = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   channel_limit_reached: 429,
+  /** The client address failed authentication too often (api/throttle.ts); the reply carries `Retry-After`. */
+  too_many_requests: 429,
   internal_error: 500,
   pbx_unavailable: 503,
 } as const

@@ -20,7 +20,7 @@ export class DomainQueues {
     return q.add(task)
   }
 
-  /** Drops every task not started yet (shutdown: those deliveries were spooled). */
+  /** Drops every task not started yet (shutdown: those deliveries stay pending in the journal). */
   clear(): void {
     for (const q of this.queues.values()) q.clear()
   }

@@ -85,7 +85,8 @@ const tokenSchema = z.string().regex(TOKEN_RE, 'must be "sha256:<64 lowercase he
 export const domainSchema = z.strictObject({
   name: z.string().regex(DOMAIN_RE, 'must be a DNS domain name'),
   api_tokens: z.array(tokenSchema).min(1, 'at least one token'),
-  privileges: z.array(z.enum(['ON_THE_FLY_IVR_ALLOWED'])).default([]),
+  /** ON_THE_FLY_IVR_ALLOWED: xml_url: destinations; CTI_PSTN_TRANSFER_ALLOWED: browser (ticket) CTI connections may transfer to PSTN numbers. */
+  privileges: z.array(z.enum(['ON_THE_FLY_IVR_ALLOWED', 'CTI_PSTN_TRANSFER_ALLOWED'])).default([]),
   channel_limit: z.number().int().min(0).max(100000),
   /**
    * Issue 13 D3: seconds a destination (a user's terminals, a PSTN number) rings for an answered
@@ -145,6 +146,14 @@ export const daemonSchema = z.strictObject({
         .default('/api'),
       /** Largest accepted request body (bytes). Inline IVR documents are the big ones. */
       body_limit: z.number().int().min(1024).max(4 * 1024 * 1024).default(512 * 1024),
+      /** Failed authentications per client address before 429 (src/api/throttle.ts). */
+      auth_throttle: z
+        .strictObject({
+          max_failures: z.number().int().min(1).max(10000).default(10),
+          window_ms: z.number().int().min(1000).max(86400000).default(60000),
+          max_clients: z.number().int().min(16).max(1000000).default(10000),
+        })
+        .prefault({}),
     })
     .prefault({}),
   // An absent section reads as an empty one, so that the refusal names the missing key

@@ -27,6 +27,7 @@ export function admit(req: IncomingMessage, url: URL, directory: Directory, tick
   const q = query.value
 
   let domain: DomainDirectory | undefined
+  const credential = q.ticket !== undefined ? 'ticket' : 'token'
   if (q.ticket !== undefined) {
     if (q.fullEvents) {
       return err(apiError('unauthorized', 'full_events=true needs API-token (HTTP Basic) authentication; a ticket cannot grant it'))
@@ -48,5 +49,5 @@ export function admit(req: IncomingMessage, url: URL, directory: Directory, tick
     if (user.value === undefined) return err(apiError('missing_parameter', 'a user_* parameter is required'))
     userId = user.value.id
   }
-  return ok({ domain: domain.name.toLowerCase(), userId, appName: q.appName, forced: q.forced })
+  return ok({ domain: domain.name.toLowerCase(), userId, appName: q.appName, forced: q.forced, credential })
 }

@@ -1,5 +1,6 @@
 /**
- * Commands from CTI clients: hangup, park and transfer of a channel the connection may see.
+ * Commands from CTI clients: hangup, park and transfer of a channel the connection may see,
+ * within what its credential allows (policy.ts: a ticket acts on its own user's calls only).
  * A channel of another domain, one the user is not a party to, and one that does not exist all
  * get the same `channel_not_found` answer, so a client learns nothing about channels it may
  * not see. ESL text is written only by pbx/commands.ts (behind CtiCommands).
@@ -13,6 +14,7 @@ import type { EslCommand, PbxClient } from '../pbx/types.js'
 import type { Logger } from '../util/logger.js'
 import { err, ok, type Result } from '../util/result.js'
 import { isVisible } from './view.js'
+import { mayActOn, mayTransferTo, type Credential } from './policy.js'
 import { COMMANDS, resultFrame, type CommandId, type CommandName, type CtiError } from './protocol.js'
 
 /** Why pbx/commands.ts refused to build a command (its own validation). */
@@ -45,10 +47,11 @@ export interface ControlDeps {
   readonly logger: Logger
 }
 
-/** Who sends the command: the connection's domain and user (undefined: full_events). */
+/** Who sends the command: the connection's domain and user (undefined: full_events), and how it authenticated (policy.ts). */
 export interface CommandSource {
   readonly domain: string
   readonly userId: string | undefined
+  readonly credential: Credential
 }
 
 interface Parsed {
@@ -137,13 +140,16 @@ export class Control {
     if (ch === undefined || !isVisible(ch, source.domain, source.userId)) return err(notFound(uuid))
     const domain = this.deps.directory().domain(source.domain)
     if (domain === undefined) return err(notFound(uuid))
+    const may = mayActOn(ch, source.credential, source.userId)
+    if (!may.ok) return may
 
-    const commands = this.build(cmd, uuid, body, domain)
+    const commands = this.build(source, cmd, uuid, body, domain)
     if (!commands.ok) return commands
     return ok({ uuid, commands: commands.value })
   }
 
   private build(
+    source: CommandSource,
     cmd: CommandName,
     uuid: string,
     body: Readonly<Record<string, unknown>>,
@@ -174,6 +180,8 @@ export class Control {
         const dest = parseDestination(destination, domain, { param: 'destination', objectForm: false, xmlUrl: false, pstn: true })
         if (!dest.ok) return err(fromApi(dest.error))
         if (typeof destination !== 'string') return err(cerr('invalid_parameter', 'destination: must be a string'))
+        const allowed = mayTransferTo(dest.value, source.credential, domain)
+        if (!allowed.ok) return allowed
         // The domain's dialplan context routes by destination number (xmlcurl), like a phone dialing it.
         return one(this.deps.commands.transfer(uuid, destination, domain.name))
       }

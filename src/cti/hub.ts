@@ -18,6 +18,7 @@ import type { ChannelChange, ChannelModel, ChannelRecord } from '../channels/ind
 import type { Logger } from '../util/logger.js'
 import { CLOSE, eventHead, eventTail, initialInfoFrame, systemFrame, type InfoEventKind } from './protocol.js'
 import { ViewCache } from './view.js'
+import type { Credential } from './policy.js'
 
 export interface CtiSettings {
   readonly max_connections_per_user: number
@@ -31,6 +32,8 @@ export interface Admission {
   readonly userId: string | undefined
   readonly appName: string
   readonly forced: boolean
+  /** A ticket connection acts with less than the token's powers (policy.ts). */
+  readonly credential: Credential
 }
 
 export interface Subscriber {
@@ -38,6 +41,7 @@ export interface Subscriber {
   readonly domain: string
   readonly userId: string | undefined
   readonly appName: string
+  readonly credential: Credential
   /** Limit key: (domain, user or full_events, app_name). */
   readonly key: string
   /** Sequence number of the last info_event sent (initial_info is 0). */
@@ -83,7 +87,7 @@ export class Hub {
   }
 
   add(ws: WebSocket, admission: Admission): void {
-    const { domain, userId, appName, forced } = admission
+    const { domain, userId, appName, forced, credential } = admission
     const key = `${domain}\0${userId ?? '*'}\0${appName}`
     const settings = this.deps.settings()
     const max = settings.max_connections_per_user
@@ -115,6 +119,7 @@ export class Hub {
       domain,
       userId,
       appName,
+      credential,
       key,
       seq: 0,
       known: new Set(),

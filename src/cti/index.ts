@@ -21,6 +21,7 @@ import type { ChannelModel } from '../channels/index.js'
 import type { Runtime } from '../runtime/store.js'
 import type { PbxClient } from '../pbx/types.js'
 import type { Logger } from '../util/logger.js'
+import { claimedDomain, type AuthThrottle } from '../api/throttle.js'
 import { admit } from './admission.js'
 import { Control, MAX_INFLIGHT, type CtiCommands } from './control.js'
 import { eslCommands } from './esl.js'
@@ -40,6 +41,8 @@ export interface CtiDeps {
   commands?: CtiCommands
   /** Clock (epoch ms) for tickets; Date.now by default. */
   now?: () => number
+  /** The API listener's failed-authentication throttle (api/throttle.ts): checked before an upgrade is admitted, told of its failures. */
+  throttle?: AuthThrottle
 }
 
 export interface Cti {
@@ -62,7 +65,7 @@ const CLOSE_GRACE_MS = 2000
 /** Time ws waits for a closing peer (slow consumers, refused ones) before destroying the socket. */
 const WS_CLOSE_TIMEOUT_MS = 5000
 
-function rejectUpgrade(socket: Duplex, e: ApiError): void {
+function rejectUpgrade(socket: Duplex, e: ApiError, extraHeaders: readonly string[] = []): void {
   const status = statusOf(e)
   const body = JSON.stringify(errorBody(e))
   const reason = STATUS_CODES[status] ?? 'Error'
@@ -73,6 +76,7 @@ function rejectUpgrade(socket: Duplex, e: ApiError): void {
     'Cache-Control: no-store',
     'Connection: close',
     ...(status === 401 ? [`WWW-Authenticate: ${WWW_AUTHENTICATE}`] : []),
+    ...extraHeaders,
   ]
   socket.end(`${headers.join('\r\n')}\r\n\r\n${body}`)
 }
@@ -96,7 +100,7 @@ export function createCti(deps: CtiDeps): Cti {
       if (sub.inflight >= MAX_INFLIGHT) return hub.send(sub, Control.busy(data, isBinary))
       sub.inflight += 1
       control
-        .handle({ domain: sub.domain, userId: sub.userId }, data, isBinary)
+        .handle({ domain: sub.domain, userId: sub.userId, credential: sub.credential }, data, isBinary)
         .then((frame) => hub.send(sub, frame))
         .catch((e: unknown) => logger.error({ err: e }, 'cti command crashed'))
         .finally(() => {
@@ -154,9 +158,16 @@ export function createCti(deps: CtiDeps): Cti {
         return
       }
       if (closed) return rejectUpgrade(socket, apiError('pbx_unavailable', 'the daemon is stopping'))
+      // A client blocked for failed authentications is answered 429 before any ticket or token is looked at.
+      const blocked = deps.throttle?.blocked(req.socket.remoteAddress)
+      if (blocked !== undefined) {
+        logger.info({ error: blocked.error.id }, 'cti connection refused')
+        return rejectUpgrade(socket, blocked.error, [`Retry-After: ${blocked.retryAfterSec}`])
+      }
       const admitted = admit(req, url, runtime().directory, tickets)
       if (!admitted.ok) {
         logger.info({ error: admitted.error.id }, 'cti connection refused')
+        if (admitted.error.id === 'unauthorized') deps.throttle?.failed(req.socket.remoteAddress, claimedDomain(req.headers.authorization))
         return rejectUpgrade(socket, admitted.error)
       }
       wss.handleUpgrade(req, socket, head, (ws) => {

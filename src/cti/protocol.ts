@@ -41,8 +41,11 @@ export interface ChannelView {
 
 export type InfoEventKind = 'added' | 'updated' | 'removed'
 
-/** Error ids of command results: the API's catalogue plus what only exists on a WebSocket. */
-export type CtiErrorId = ApiErrorId | 'channel_not_found' | 'invalid_message' | 'command_failed' | 'too_many_requests'
+/**
+ * Error ids of command results: the API's catalogue plus what only exists on a WebSocket;
+ * `permission_denied` is the ticket policy's refusal (policy.ts), distinct from `channel_not_found`.
+ */
+export type CtiErrorId = ApiErrorId | 'channel_not_found' | 'invalid_message' | 'command_failed' | 'permission_denied'
 
 export interface CtiError {
   readonly id: CtiErrorId

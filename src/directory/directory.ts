@@ -127,7 +127,7 @@ export class DomainDirectory {
     return this.extensions.get(number)
   }
 
-  hasPrivilege(privilege: 'ON_THE_FLY_IVR_ALLOWED'): boolean {
+  hasPrivilege(privilege: DomainConfig['privileges'][number]): boolean {
     return this.config.privileges.includes(privilege)
   }
 

@@ -36,11 +36,11 @@ import { createRecovery, type RecoverableRequest, type RecoverySummary } from '.
 import { createRequests, type RequestOutcome } from './requests.js'
 import { createSingleCalls } from './single-call.js'
 
-export interface EngineDeps {
-  readonly pbx: PbxClient
 /** How often the channel limit ends destination holds no channel change ended (channel-limit.ts sweep). */
 const LIMIT_SWEEP_MS = 5000
 
+export interface EngineDeps {
+  readonly pbx: PbxClient
   /** The live channels (created once by the daemon): the channel limit counts them, attempts follow their legs on them. */
   readonly channels: ChannelModel
   readonly runtime: () => Runtime
@@ -109,6 +109,8 @@ export function createEngine(deps: EngineDeps): Engine {
     },
     inFlight: (id) => requests.has(id),
   })
+  const unfollowLimit = channels.onChange((c) => limiter.channelChanged(c.channel))
+  const limitSweep = setInterval(() => limiter.sweep(), LIMIT_SWEEP_MS).unref()
   // The destination's hold lasts while the answered leg lives; unanswered, nothing more comes.
   requests.onOutcome((o) => (o.result.result_code === 0 ? limiter.bindWinner(o.requestId, o.result.uuid) : limiter.dropHold(o.requestId)))
   const cancel = createLegCanceller(pbx, commandTimeoutMs, log)
@@ -125,8 +127,6 @@ export function createEngine(deps: EngineDeps): Engine {
   const lookupContacts = createContactLookup(pbx, commandTimeoutMs, log)
   const singles = createSingleCalls({ limiter, requests, attempts, lookupContacts })
   const groups = createGroupCalls({
-  const unfollowLimit = channels.onChange((c) => limiter.channelChanged(c.channel))
-  const limitSweep = setInterval(() => limiter.sweep(), LIMIT_SWEEP_MS).unref()
     limiter,
     requests,
     attempts,
@@ -185,6 +185,8 @@ export function createEngine(deps: EngineDeps): Engine {
     async close() {
       if (closed) return
       closed = true
+      unfollowLimit()
+      clearInterval(limitSweep)
       groups.refuseWaiting()
       // Calls still ringing are cancelled, and reported so: every accepted request gets its result.
       for (const req of requests.inFlight()) {
@@ -203,5 +205,3 @@ export function createEngine(deps: EngineDeps): Engine {
     },
   }
 }
-      unfollowLimit()
-      clearInterval(limitSweep)

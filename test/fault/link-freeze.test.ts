@@ -129,6 +129,9 @@ t.test('FreeSWITCH frozen: 503 within 1 s, error replies at once and never rung;
       fs.mode = 'freeswitch'
       fs.port = proxy.port
     },
+    // This test is about the link: a limit high enough that the load never meets it, so every
+    // refusal it sees is the link's (the limit's own burst test is test/faults/limit.test.ts).
+    domains: { 'fault.test': (d) => void (d.channel_limit = 1000) },
   })
   const logs = new LogCapture()
   const started = await startDaemon({ configFile, logger: createLogger('info', logs.stream), httpPort: 0 })

@@ -3,14 +3,25 @@
  * start them (`node --import tsx src/main.ts` / `src/sim/main.ts`), their JSON log lines kept.
  *
  * Every child is stopped by its PID whatever happens to the test: the test's teardown kills it,
- * and a hook on this process's exit (and on the signals the tap runner sends at a timeout) kills
- * whatever is still registered, so that no daemon or frozen simulator outlives a failed run.
+ * a hook on this process's exit (and on the signals the tap runner sends at a timeout) kills
+ * whatever is still registered, and a parent-death signal covers this process being SIGKILLed,
+ * so that no daemon or frozen simulator outlives a failed run.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import type { Test } from 'tap'
 
 export const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
+
+/**
+ * Where util-linux's setpriv exists, each child is started through it with a parent-death signal
+ * (prctl PR_SET_PDEATHSIG, then exec: the pid stays the child's own): even if this process is
+ * SIGKILLed (a runner's hard timeout), the kernel kills the children, which no hook could do.
+ */
+const SETPRIV = '/usr/bin/setpriv'
+const launcher = (args: readonly string[]): [string, string[]] =>
+  existsSync(SETPRIV) ? [SETPRIV, ['--pdeathsig', 'KILL', '--', process.execPath, ...args]] : [process.execPath, [...args]]
 
 const alive = new Map<number, ChildProcess>()
 
@@ -66,7 +77,8 @@ export interface ManagedProcess {
 
 export function spawnTsx(t: Test, name: string, entry: string, args: readonly string[]): ManagedProcess {
   hookExit()
-  const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
+  const [command, argv] = launcher(['--import', 'tsx', entry, ...args])
+  const child = spawn(command, argv, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
   if (child.pid === undefined) throw new Error(`${name}: spawn failed`)
   const pid = child.pid
   alive.set(pid, child)
