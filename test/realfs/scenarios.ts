@@ -179,8 +179,9 @@ export const scenarios: Scenario[] = [
       const bridge = await c.event('the phones\' call bridged', (e) => e.name === 'CHANNEL_BRIDGE')
       // The daemon learns of the channels from the same events; give its tracker a moment.
       await new Promise((r) => setTimeout(r, 300))
-      await c.post('call_user', { user_name: 'alice', destination: 'bob' }) // 2 live + 2 legs > 3
-      await c.post('call_user', { user_name: 'carol', destination: 'bob', callback_url: c.w.callbackUrl }) // 2 + 1: allowed
+      // A request reserves its originating legs and its destination's (docs/engine.md): limit 4.
+      await c.post('call_user', { user_name: 'alice', destination: 'bob' }) // 2 live + 2 terminals + bob's 1 > 4
+      await c.post('call_user', { user_name: 'carol', destination: 'bob', callback_url: c.w.callbackUrl }) // 2 + 1 + 1: allowed
       await c.callback()
       await c.w.remoteHangup(bridge.headers['Bridge-A-Unique-ID'] ?? bridge.headers['Unique-ID'] ?? '')
     },

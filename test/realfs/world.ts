@@ -139,7 +139,7 @@ interface LaneConfig {
  */
 export const laneDomain = (y: string): string =>
   y
-    .replace('channel_limit: 20', 'channel_limit: 3\ndestination_timeout: 3')
+    .replace('channel_limit: 20', 'channel_limit: 4\ndestination_timeout: 3')
     .replace(
       'groups:\n',
       '  - { id: "5", name: erin, label: Erin, extension: "1005", password: erin-sip-secret,\n      sim: { terminals: [ { behaviour: no_answer } ] } }\ngroups:\n',
@@ -240,7 +240,7 @@ export async function startSimWorld(cfg: LaneConfig, app: AppServer, timeScale: 
   const file = join(cfg.dir, 'daemon-sim.yaml')
   await writeFile(file, cfg.daemonYaml('simulator', 8021))
   const eslPort = await freePort()
-  const started = await startDaemon({ configFile: file, logger: silentLogger(), httpPort: 0, simulatorPort: eslPort, simulatorTimeScale: timeScale })
+  const started = await startDaemon({ configFile: file, logger: silentLogger(), httpPort: 0, simulatorPort: eslPort, simulatorTimeScale: timeScale, journalDir: join(cfg.dir, 'journal-sim') })
   if (!started.ok) throw new Error(started.error.join('\n'))
   const daemon = started.value
   const sim = daemon.simulator
@@ -352,7 +352,7 @@ export async function startRealWorld(cfg: LaneConfig, app: AppServer, secrets: {
   let daemon: Daemon | undefined
   let phones: PhoneFarm | undefined
   try {
-    const s = await startDaemon({ configFile: file, logger: silentLogger(), httpPort })
+    const s = await startDaemon({ configFile: file, logger: silentLogger(), httpPort, journalDir: join(cfg.dir, 'journal-real') })
     if (!s.ok) throw new Error(s.error.join('\n'))
     daemon = s.value
     const d = daemon
