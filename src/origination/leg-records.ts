@@ -107,7 +107,10 @@ export function createLegRecords(deps: LegRecordsDeps): LegRecords {
     const requestId = ch.requestId
     if (ch.role !== 'originator' || requestId === undefined || ch.domain === undefined) return
     const domain = ch.vars[CHANNEL_VARS.domain] ?? ch.domain
-    if (change.kind === 'created' && ch.state !== 'hangup') setHook(domain, requestId, ch.uuid)
+    // Found by a re-read (a reconnection, a restart): only a leg still ringing needs it; an
+    // answered one has its answer recorded already, and there may be thousands of those.
+    const needed = ch.state !== 'hangup' && !(change.resync === true && ch.answered)
+    if (change.kind === 'created' && needed) setHook(domain, requestId, ch.uuid)
     // Its hook has run (CS_HANGUP comes before CHANNEL_DESTROY): the record goes once the result is out.
     else if (change.kind === 'destroyed') later(() => drop({ domain, requestId, uuid: ch.uuid }), delayMs)
   })
