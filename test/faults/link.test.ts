@@ -50,6 +50,11 @@ t.test('simulator frozen 8 s, then killed and restarted, under load: 503 within 
   stack.sim?.signal('SIGSTOP')
   const frozenMs = await msUntilUnhealthy(stack)
   await sleep(8000 - Math.max(frozenMs, 0))
+  // The promise is 1 s of the daemon's responsive time: on a machine busy with other work (CI runs
+  // test files side by side) the daemon may not run for a while. Its "link quiet" line says how
+  // long it went without a byte in wall time and in time it could run; the difference is set apart.
+  const quiet = stack.daemonLogs('FreeSWITCH link quiet: no byte while a reply is awaited; no more commands until it answers').at(-1)
+  const blockedMs = quiet === undefined ? 0 : Math.max(0, Number(quiet.sinceLastByteMs ?? 0) - Number(quiet.silenceMs ?? 0))
   stack.sim?.signal('SIGCONT')
   const duringFreeze = ledger.sent.length - beforeFreeze
   await waitFor('/healthz 200 after the thaw', async () => (await stack.healthz()) === 200, 15000)
@@ -70,7 +75,10 @@ t.test('simulator frozen 8 s, then killed and restarted, under load: 503 within 
 
   const rung = errorRepliesRung(ledger, stack.observer)
   const lost = lostResults(ledger, receiver)
-  t.ok(frozenMs >= 0 && frozenMs <= 1000, `/healthz 503 within 1 s of the freeze (${frozenMs} ms)`)
+  t.ok(
+    frozenMs >= 0 && frozenMs - blockedMs <= 1000,
+    `/healthz 503 within 1 s of the freeze (${frozenMs} ms, of which ${blockedMs} ms the daemon could not run)`,
+  )
   t.ok(killedMs >= 0 && killedMs <= 1000, `/healthz 503 within 1 s of the kill (${killedMs} ms)`)
   t.ok(ledger.accepted.length > 0 && ledger.errorAnswered.length > 0, 'the load saw both accepted and refused requests')
   t.same(rung.map(describe), [], `0 error-answered requests rung (${rung.length} of ${ledger.errorAnswered.length})`)
