@@ -11,6 +11,7 @@
 import { randomUUID } from 'node:crypto'
 import Koa, { type Context } from 'koa'
 import Router from '@koa/router'
+import { allowListOf } from '../net/allow-list.js'
 import type { Runtime } from '../runtime/store.js'
 import type { Journal } from '../journal/types.js'
 import type { OriginationEngine, Operation } from '../origination/plan.js'
@@ -22,6 +23,7 @@ import { apiError, errorBody, statusOf, type ApiError, type ApiErrorId } from '.
 import { IDEMPOTENCY_HEADER, IdempotencyStore, parseIdempotencyKey, REPLAYED_HEADER, requestDigest, type Claim } from './idempotency.js'
 import { OPERATIONS } from './operations/index.js'
 import { apiErrorOfRefusal } from './refusals.js'
+import { callbackUrlRefusal } from './schema/url.js'
 import { authThrottleMiddleware, type AuthThrottle } from './throttle.js'
 
 export interface AppDeps {
@@ -154,6 +156,9 @@ export function createApp(deps: AppDeps): Koa {
       try {
         const plan = OPERATIONS[operation](body.value, domain.value, info.requestId)
         if (!plan.ok) return fail(ctx, plan.error)
+        // A callback_url naming a refused address (loopback, private, metadata...) is refused now, before anything is originated.
+        const refusedCallback = callbackUrlRefusal(plan.value.callbackUrl, allowListOf(runtime.config.daemon.callbacks.allow))
+        if (refusedCallback !== undefined) return fail(ctx, refusedCallback)
         const accepted = await deps.engine.originate(plan.value)
         if (!accepted.ok) return fail(ctx, apiErrorOfRefusal(accepted.error))
         // The call is placed: durable before the 200 (group commit), so that a crash cannot lose it.
