@@ -1,5 +1,8 @@
 /**
  * THE ONLY module that writes ESL command text and dial strings (pbx/types.ts brands its output).
+ * It is one file, and longer than our usual ~400 lines, on purpose: every byte that can reach
+ * FreeSWITCH's command line is written here, so an audit of the escaping reads one file, and a
+ * new command cannot be added without passing the same checks (docs/design.md, security rules).
  *
  * Every value is checked against a narrow alphabet for its kind before it is written, and the
  * few free-text values (caller id name, end_user) are neutralised, not trusted. Why the
