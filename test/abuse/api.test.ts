@@ -161,7 +161,10 @@ t.test('hostile requests', async (t) => {
   for (let i = 0; i < 300 && sim.liveChannels().length > 0; i++) await new Promise((r) => setTimeout(r, 20))
 
   const phase2 = sim.commands.slice(start2).map((c) => c.text)
-  t.same(phase2.filter((c) => MARKERS.some((m) => c.includes(m))), [], 'no ESL command carries the hostile text')
+  // The one `$` the daemon writes itself: each leg's hangup hook records `${hangup_cause}` into
+  // mod_hash (origination/leg-records.ts), built only from UUIDs and the domain; nothing else may carry one.
+  const ownHook = /^bgapi uuid_setvar [0-9a-f-]{36} api_hangup_hook hash insert\/cod_[a-z0-9.-]+\/[0-9a-f-]{36}\.[0-9a-f-]{36}\/\$\{hangup_cause\}:\$\{answer_epoch\}$/
+  t.same(phase2.filter((c) => !ownHook.test(c) && MARKERS.some((m) => c.includes(m))), [], 'no ESL command carries the hostile text')
   t.same(phase2.filter((c) => !ALLOWED_COMMANDS.test(c)), [], 'only the daemon’s own commands')
   const originates = phase2.filter((c) => c.startsWith('bgapi originate '))
   const seen = new Set<string>()
