@@ -72,8 +72,12 @@ if (!existsSync(FS_SH)) {
     t.equal(bridge.headers['Caller-Context'], 'example.test', 'in the domain\'s context')
     await real.remoteHangup(bridge.headers['Unique-ID'] ?? '')
     await real.idle()
+    const fromToll = real.tap.events.length
     const toll = await real.carrierCall('0399998888')
     t.not(toll.status, 200, `a PSTN number from the carrier is refused (${toll.status})`)
+    // The SIP refusal can reach the carrier before FreeSWITCH's event thread has sent the refused
+    // channel's events: wait for its end, so they do not land in the next scenario's trace.
+    await waitUntil('the refused call\'s CHANNEL_DESTROY', () => real.tap.events.slice(fromToll).some((e) => e.name === 'CHANNEL_DESTROY'), 10_000)
     await real.idle()
   })
 
