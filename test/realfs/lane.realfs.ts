@@ -98,4 +98,21 @@ if (!existsSync(FS_SH)) {
       }
     })
   }
+
+  // D1, last because it ends the real switch: from FreeSWITCH's shutdown notice (its SHUTDOWN
+  // event, ~0.7 s after `fsctl shutdown`: test/fixtures/freeswitch/esl/26-fsctl-shutdown.txt) the
+  // daemon answers 503 pbx_unavailable and /healthz 503. The simulator's side: test/faults/link.test.ts.
+  t.test('D1: fsctl shutdown: /healthz 503 and pbx_unavailable from the notice on', async (t) => {
+    const healthz = async () => (await fetch(`${real.daemon.baseUrl}/healthz`)).status
+    t.equal(await healthz(), 200, 'up before')
+    const sentAt = Date.now()
+    void real.tap.api('fsctl shutdown').catch(() => undefined)
+    while (Date.now() - sentAt < 5000 && (await healthz()) !== 503) await new Promise((r) => setTimeout(r, 20))
+    const ms = Date.now() - sentAt
+    // The notice comes ~0.7 s after the command; the daemon has 1 s from the notice.
+    t.ok(ms <= 2000, `/healthz 503 within 2 s of fsctl shutdown (${ms} ms)`)
+    const reply = await real.post('call_user', { user_name: 'alice', destination: 'bob' })
+    t.equal(reply.status, 503, 'a request during the shutdown is refused')
+    t.match(reply.body, { error: { id: 'pbx_unavailable' } }, 'answered pbx_unavailable')
+  })
 }
