@@ -4,6 +4,7 @@
  * comes from its "daemon listening" line (the fixtures listen on port 0).
  */
 import { spawn, type ChildProcess } from 'node:child_process'
+import type { Readable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import type { Test } from 'tap'
 import { waitFor } from './helpers.js'
@@ -28,20 +29,7 @@ export async function spawnDaemon(t: Test, configFile: string): Promise<ChildDae
   })
   const lines: Array<Record<string, unknown>> = []
   const stderr: string[] = []
-  let partial = ''
-  proc.stdout?.on('data', (c: Buffer) => {
-    partial += c.toString('utf8')
-    const parts = partial.split('\n')
-    partial = parts.pop() ?? ''
-    for (const line of parts) {
-      if (line.trim() === '') continue
-      try {
-        lines.push(JSON.parse(line) as Record<string, unknown>)
-      } catch {
-        lines.push({ msg: line })
-      }
-    }
-  })
+  collectJsonLines(proc.stdout, lines)
   proc.stderr?.on('data', (c: Buffer) => stderr.push(c.toString('utf8')))
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)))
   t.teardown(async () => {
@@ -61,4 +49,22 @@ export async function spawnDaemon(t: Test, configFile: string): Promise<ChildDae
   const baseUrl = String(listening.url)
   await waitLog('FreeSWITCH link up')
   return { proc, lines, stderr, baseUrl, exited, waitLog, count }
+}
+
+/** Collects a child's JSON log lines as they arrive (a line that is not JSON is kept as its `msg`). */
+export function collectJsonLines(stream: Readable | null, lines: Array<Record<string, unknown>>): void {
+  let partial = ''
+  stream?.on('data', (c: Buffer) => {
+    partial += c.toString('utf8')
+    const parts = partial.split('\n')
+    partial = parts.pop() ?? ''
+    for (const line of parts) {
+      if (line.trim() === '') continue
+      try {
+        lines.push(JSON.parse(line) as Record<string, unknown>)
+      } catch {
+        lines.push({ msg: line })
+      }
+    }
+  })
 }

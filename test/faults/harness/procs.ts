@@ -11,6 +11,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import type { Test } from 'tap'
+import { collectJsonLines } from '../../fault/child.js'
 
 export const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
 
@@ -84,20 +85,7 @@ export function spawnTsx(t: Test, name: string, entry: string, args: readonly st
   alive.set(pid, child)
   const lines: LogLine[] = []
   const stderr: string[] = []
-  let partial = ''
-  child.stdout?.on('data', (c: Buffer) => {
-    partial += c.toString('utf8')
-    const parts = partial.split('\n')
-    partial = parts.pop() ?? ''
-    for (const line of parts) {
-      if (line.trim() === '') continue
-      try {
-        lines.push(JSON.parse(line) as LogLine)
-      } catch {
-        lines.push({ msg: line })
-      }
-    }
-  })
+  collectJsonLines(child.stdout, lines)
   child.stderr?.on('data', (c: Buffer) => stderr.push(c.toString('utf8')))
   let running = true
   const exited = new Promise<number | null>((resolve) =>
