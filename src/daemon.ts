@@ -158,7 +158,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
     logger: logger.child({ part: 'ivr-fetch' }),
     accept: acceptIvrDocument,
   })
-  const ivr = createIvrRunner({ pbx, runtime, fetcher, logger: logger.child({ part: 'ivr' }) })
+  const ivr = createIvrRunner({ pbx, runtime, fetcher, logger: logger.child({ part: 'ivr' }), transferGate: engine })
 
   // One failed-authentication throttle for the API listener: its routes, gen_ws_ticket, the ws_cti upgrade (api/throttle.ts).
   const throttle = new AuthThrottle(() => store.current().config.daemon.http.auth_throttle, logger.child({ part: 'auth-throttle' }))

@@ -182,6 +182,24 @@ export class ChannelLimiter {
     this.addFree(h.domain, -freeOf(h))
   }
 
+  /**
+   * Grows the request's hold to `slots` channels if the growth fits under `limit` (an IVR's
+   * Transfer that rings more legs than the one the hold was admitted with, ivr/transfer-gate.ts).
+   * A hold already this large answers true; a request without a hold answers false. The grown
+   * hold keeps its size until it ends: a later Transfer of the same call may ring as many again.
+   */
+  tryWiden(domain: string, limit: number, requestId: string, slots: number): boolean {
+    const h = this.holds.get(requestId)
+    if (h === undefined) return false
+    if (slots <= h.slots) return true
+    const grown: DestinationHold = { ...h, slots }
+    const extra = freeOf(grown) - freeOf(h)
+    if (this.inUse(domain) + extra > limit) return false
+    this.holds.set(requestId, grown)
+    this.addFree(h.domain, extra)
+    return true
+  }
+
   /** The slots held for the request's destination, or undefined when it holds none. */
   destinationSlots(requestId: string): number | undefined {
     return this.holds.get(requestId)?.slots

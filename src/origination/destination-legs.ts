@@ -11,8 +11,8 @@
  *   huntActions): the most terminals any member has now, at least one;
  * - a PSTN number: one leg through the gateway;
  * - an extension or an IVR: no leg while the IVR runs, one when it transfers (a Transfer to a
- *   PSTN number or a one-terminal user; a larger Transfer is refused when it does not fit, see
- *   docs/engine.md).
+ *   PSTN number or a one-terminal user; a larger Transfer widens the hold first, or is refused
+ *   when that does not fit: ivr/transfer-gate.ts, the engine's mayTransfer).
  *
  * Terminals that register between admission and the bridge are the one thing counted late:
  * the dialplan re-checks the hold when it is served (xmlcurl/bridge-gate.ts).

@@ -29,7 +29,7 @@ import { createContactLookup } from './contacts.js'
 import { destinationSlots, type DestinationSlots } from './destination-legs.js'
 import { createGroupCalls } from './group-call.js'
 import type { CallbackSink } from './outcome.js'
-import type { OriginationAccepted, OriginationEngine, OriginationPlan } from './plan.js'
+import type { Destination, OriginationAccepted, OriginationEngine, OriginationPlan } from './plan.js'
 import type { OriginationRefusal } from './refusal.js'
 import { createLegRecords } from './leg-records.js'
 import { createRecovery, type RecoverableRequest, type RecoverySummary } from './recovery.js'
@@ -74,6 +74,11 @@ export interface Engine extends OriginationEngine {
    * request this engine did not admit (placed before a restart), a one-leg hold if it fits.
    */
   mayBridge(domain: string, requestId: string, callerUuid: string | undefined): boolean
+  /**
+   * An IVR's Transfer asks before it bridges (ivr/transfer-gate.ts TransferGate): the request's
+   * destination hold grows to what the target rings, if that fits under the limit.
+   */
+  mayTransfer(domain: string, requestId: string, callerUuid: string, target: Destination): Promise<boolean>
   /** Results of accepted requests, once each (CTI may listen). */
   onOutcome(listener: (o: RequestOutcome) => void): () => void
   /**
@@ -178,6 +183,24 @@ export function createEngine(deps: EngineDeps): Engine {
       if (callerUuid === undefined || limit === undefined) return false
       const held = limiter.tryHoldAfterAnswer(domain, limit, requestId, callerUuid, 1)
       if (!held) log.warn({ requestId, domain, limit }, 'bridge refused: the destination leg would exceed the channel limit')
+      return held
+    },
+    async mayTransfer(domain, requestId, callerUuid, target) {
+      const dom = runtime().directory.domain(domain)
+      if (dom === undefined) return false
+      const slots = await destinationSlots(target, dom, lookupContacts)
+      if (!slots.ok) {
+        log.warn({ requestId, domain, reason: slots.error.description }, 'IVR transfer refused: its legs could not be counted for the channel limit')
+        return false
+      }
+      // Re-read after the lookup: a reload may have changed the limit meanwhile.
+      const limit = runtime().directory.domain(domain)?.config.channel_limit
+      if (limit === undefined) return false
+      const held =
+        limiter.destinationSlots(requestId) === undefined
+          ? limiter.tryHoldAfterAnswer(domain, limit, requestId, callerUuid, slots.value)
+          : limiter.tryWiden(domain, limit, requestId, slots.value)
+      if (!held) log.warn({ requestId, domain, limit, legs: slots.value }, 'IVR transfer refused: its legs would exceed the channel limit')
       return held
     },
     onOutcome: (listener) => requests.onOutcome(listener),

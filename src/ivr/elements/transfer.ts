@@ -26,10 +26,12 @@ import { NAME_RE, isPstnNumber } from '../../config/schema.js'
 import { errorIdOfCause } from '../../pbx/hangup-causes.js'
 import { app } from '../../pbx/commands.js'
 import { err, ok, type Result } from '../../util/result.js'
-import { routeActions, type Action, type RouteTarget } from '../../xmlcurl/routes.js'
+import { LIMIT_CAUSE } from '../../xmlcurl/bridge-gate.js'
+import { routeActions, type Action } from '../../xmlcurl/routes.js'
+import type { TransferTarget } from '../transfer-gate.js'
 import * as C from '../syntax/checks.js'
 import type { ElementBase, Param, ValueCheck } from '../syntax/types.js'
-import { EXEC_TIMEOUT_MS, NEXT, runtimeError, type ElementModule } from './types.js'
+import { EXEC_TIMEOUT_MS, GONE, NEXT, runtimeError, type ElementModule } from './types.js'
 
 /** Transfer's failureAction: fallback URLs, or a Section of this document. */
 export type FailureAction =
@@ -124,7 +126,7 @@ export const transfer: ElementModule<Transfer> = {
     if (match.kind === 'extension') return ctx.loadDocument([match.extension.xml_url], 'POST')
 
     const timeout = answerTimeout.value
-    let route: RouteTarget
+    let route: TransferTarget
     switch (match.kind) {
       case 'user':
         route = match
@@ -154,6 +156,14 @@ export const transfer: ElementModule<Transfer> = {
     const steps: Action[] = [{ app: 'set', data: `call_timeout=${timeout}` }, ...actions.filter((a) => a.app !== 'hangup')]
 
     let lastCause = NOTHING_TO_DIAL
+    // The limit is asked before anything rings: a refusal fails the Transfer as the dialplan's
+    // gate fails a bridge (NORMAL_CIRCUIT_CONGESTION), and the document goes on.
+    const fits = await ctx.mayTransfer(route)
+    if (ctx.signal.aborted) return GONE
+    if (!fits) {
+      lastCause = LIMIT_CAUSE
+      steps.length = 0
+    }
     for (const step of steps) {
       const isBridge = step.app === 'bridge'
       const bridgesBefore = ctx.bridges()

@@ -19,6 +19,7 @@ import type { EslApp, FsEvent } from '../../pbx/types.js'
 import type { Logger } from '../../util/logger.js'
 import type { Result } from '../../util/result.js'
 import type { LegContext } from '../../xmlcurl/leg.js'
+import type { TransferTarget } from '../transfer-gate.js'
 import type { ElementNode, ParseContext } from '../syntax/reader.js'
 import type { HttpMethod, IvrDocument, IvrElement, Param, ParsedExpr, SourcePos } from '../syntax/types.js'
 import type { Value } from '../expr/value.js'
@@ -122,6 +123,12 @@ export interface ElementContext {
   bridges(): number
   /** The calling channel as the dialplan would see it (for Transfer's route builders). */
   leg(): LegContext
+  /**
+   * Whether the channel limit has room for every leg a Transfer to `target` rings
+   * (transfer-gate.ts): asked of the engine for a leg of an API request; true for other calls
+   * (counted, never refused: docs/engine.md "Channel limit").
+   */
+  mayTransfer(target: TransferTarget): Promise<boolean>
 }
 
 /** One element module (jambonz: one task class per verb). */

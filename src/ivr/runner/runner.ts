@@ -25,6 +25,7 @@ import { readParkedCall, type ParkedCall } from './call.js'
 import { SourceRegistry } from './registry.js'
 import type { InitialDocument } from './documents.js'
 import { FAILURE_CAUSE, IvrSession } from './session.js'
+import type { TransferGate } from '../transfer-gate.js'
 
 export interface IvrRunnerDeps {
   readonly pbx: PbxClient
@@ -39,6 +40,8 @@ export interface IvrRunnerDeps {
   readonly maxSources?: number
   /** Element modules (tests). */
   readonly elements?: ElementTable
+  /** The channel limit's say on a Transfer (the origination engine). */
+  readonly transferGate?: TransferGate
 }
 
 export interface IvrRunner extends IvrHandoff {
@@ -105,6 +108,7 @@ export function createIvrRunner(deps: IvrRunnerDeps): IvrRunner {
       // Read per call, so a reload (SIGHUP) applies to the next session.
       mediaDir: deps.runtime().config.daemon.ivr.media_dir,
       ...(deps.elements !== undefined ? { elements: deps.elements } : {}),
+      ...(deps.transferGate !== undefined ? { transferGate: deps.transferGate } : {}),
     })
     sessions.set(p.uuid, session)
     const done = session.run(initialDocument(p)).finally(() => {

@@ -34,6 +34,7 @@ import { CallState } from './call-state.js'
 import { SessionChannel } from './channel.js'
 import { SessionDocuments, type InitialDocument } from './documents.js'
 import { IdleGuard, MAX_IDLE_STEPS } from './idle-guard.js'
+import type { TransferGate, TransferTarget } from '../transfer-gate.js'
 
 export const MAX_ERROR_JUMPS = 10
 
@@ -54,6 +55,8 @@ export interface SessionDeps {
   readonly mediaDir: string
   /** Element modules (tests may replace one). */
   readonly elements?: ElementTable
+  /** The channel limit's say on a Transfer (the engine); without it, every Transfer may ring. */
+  readonly transferGate?: TransferGate
 }
 
 export type StopReason = 'hangup' | 'shutdown'
@@ -69,6 +72,7 @@ export class IvrSession implements ElementContext {
   private readonly controller = new AbortController()
   private readonly elements: ElementTable | undefined
   private readonly legContext: LegContext
+  private readonly transferGate: TransferGate | undefined
   private readonly guard = new IdleGuard()
   private readonly state: CallState
   private readonly channel: SessionChannel
@@ -82,6 +86,7 @@ export class IvrSession implements ElementContext {
     this.domain = d.domain
     this.mediaDir = d.mediaDir
     this.legContext = d.leg
+    this.transferGate = d.transferGate
     this.elements = d.elements
     this.log = d.logger.child({ uuid: d.uuid, domain: d.domain.name })
     const signal = this.controller.signal
@@ -288,6 +293,12 @@ export class IvrSession implements ElementContext {
 
   leg(): LegContext {
     return this.legContext
+  }
+
+  mayTransfer(target: TransferTarget): Promise<boolean> {
+    const requestId = this.legContext.requestId
+    if (this.transferGate === undefined || requestId === undefined) return Promise.resolve(true)
+    return this.transferGate.mayTransfer(this.domain.name, requestId, this.uuid, target)
   }
 
   /** The form parameters of a fetch (docs/ivr.md "Fetching"). */
