@@ -28,6 +28,7 @@ import type { ExecutedApp } from './core/switch.js'
 import { huntDialplan } from './dialplan/hunt.js'
 import { EslServer } from './esl/server.js'
 import { Registry } from './model/registry.js'
+import { BoundedLog } from './core/bounded-log.js'
 
 export interface SimulatorOptions {
   /** Users' `sim.terminals` and the domain's `sim.pstn` say how they behave. */
@@ -46,7 +47,8 @@ export interface SimulatorOptions {
 export class Simulator {
   private readonly core: SwitchCore
   private readonly esl: EslServer
-  private readonly log: Array<{ at: number; text: string }> = []
+  /** The latest command lines (bounded-log.ts: a long-running sandbox must not grow with every call). */
+  private readonly log = new BoundedLog<{ at: number; text: string }>()
   /** Once shutting down (close(), or `fsctl shutdown`): the one shutdown in progress. */
   private closing: Promise<void> | undefined
   /** Resolved when a shutdown, whoever asked for it, has finished: the standalone process then exits (src/sim/run.ts). */
@@ -109,9 +111,9 @@ export class Simulator {
     this.core.registry.setDomains(domains)
   }
 
-  /** Every command line received on any ESL socket, verbatim. */
+  /** Every command line received on any ESL socket, verbatim: the latest DEFAULT_HISTORY of them. */
   get commands(): ReadonlyArray<{ at: number; text: string }> {
-    return this.log
+    return this.log.entries()
   }
 
   /** The Core-UUID of this simulated switch (changes with each Simulator, like a FreeSWITCH restart). */

@@ -15,6 +15,7 @@ import type { Bridge, NextStep, QueuedApp, Session } from '../model/session.js'
 import type { ChannelTable } from './channel-table.js'
 import type { ChannelLife } from './lifecycle.js'
 import type { AppTable, DialplanHunter, ExecutedApp, Switch } from './switch.js'
+import { BoundedLog } from './bounded-log.js'
 
 /** The bridge work the session thread hands over (implemented by the bridging part). */
 export interface BridgeSteps {
@@ -38,8 +39,8 @@ export interface SessionThreadParts {
 }
 
 export class SessionThread {
-  /** Every application run (Simulator.executedApps). */
-  readonly executed: ExecutedApp[] = []
+  /** Every application run, the latest DEFAULT_HISTORY (Simulator.executedApps). */
+  readonly executed = new BoundedLog<ExecutedApp>()
 
   constructor(private readonly parts: SessionThreadParts) {}
 

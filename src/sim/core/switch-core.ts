@@ -116,9 +116,9 @@ export class SwitchCore implements Switch {
     return this.table.peakSessions
   }
 
-  /** Every application run (dialplan, originate `&app`, sendmsg). */
+  /** Every application run (dialplan, originate `&app`, sendmsg): the latest ones, bounded-log.ts. */
   get executed(): readonly ExecutedApp[] {
-    return this.thread.executed
+    return this.thread.executed.entries()
   }
 
   // ---------------------------------------------------------------- channel table
