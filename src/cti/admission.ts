@@ -12,6 +12,7 @@ import { resolveUser } from '../api/params.js'
 import type { Directory, DomainDirectory } from '../directory/directory.js'
 import { err, ok, type Result } from '../util/result.js'
 import type { Admission } from './hub.js'
+import { channelLimitShown } from './policy.js'
 import { parseCtiQuery, ticketUri } from './query.js'
 import type { RedeemError, TicketStore } from './tickets.js'
 
@@ -29,8 +30,9 @@ export function admit(req: IncomingMessage, url: URL, directory: Directory, tick
   let domain: DomainDirectory | undefined
   const credential = q.ticket !== undefined ? 'ticket' : 'token'
   if (q.ticket !== undefined) {
-    if (q.fullEvents) {
-      return err(apiError('unauthorized', 'full_events=true needs API-token (HTTP Basic) authentication; a ticket cannot grant it'))
+    // gen_ws_ticket issues none such; checked again so that the rule stands on its own.
+    if (q.fullEvents && !q.readOnly) {
+      return err(apiError('unauthorized', 'full_events=true needs read_only=true with a ticket (or API-token, HTTP Basic, authentication)'))
     }
     const redeemed = tickets.redeem(q.ticket, ticketUri(url.pathname, url.searchParams))
     if (!redeemed.ok) return err(apiError('unauthorized', TICKET_REFUSED[redeemed.error]))
@@ -49,5 +51,13 @@ export function admit(req: IncomingMessage, url: URL, directory: Directory, tick
     if (user.value === undefined) return err(apiError('missing_parameter', 'a user_* parameter is required'))
     userId = user.value.id
   }
-  return ok({ domain: domain.name.toLowerCase(), userId, appName: q.appName, forced: q.forced, credential })
+  return ok({
+    domain: domain.name.toLowerCase(),
+    userId,
+    appName: q.appName,
+    forced: q.forced,
+    credential,
+    readOnly: q.readOnly,
+    channelLimit: channelLimitShown(q.fullEvents, domain),
+  })
 }

@@ -14,7 +14,7 @@ import type { EslCommand, PbxClient } from '../pbx/types.js'
 import type { Logger } from '../util/logger.js'
 import { err, ok, type Result } from '../util/result.js'
 import { isVisible } from './view.js'
-import { mayActOn, mayTransferTo, type Credential } from './policy.js'
+import { mayActOn, mayCommand, mayTransferTo, type Credential } from './policy.js'
 import { COMMANDS, resultFrame, type CommandId, type CommandName, type CtiError } from './protocol.js'
 
 /** Why pbx/commands.ts refused to build a command (its own validation). */
@@ -52,6 +52,8 @@ export interface CommandSource {
   readonly domain: string
   readonly userId: string | undefined
   readonly credential: Credential
+  /** read_only=true: every command is refused (policy.ts mayCommand). */
+  readonly readOnly: boolean
 }
 
 interface Parsed {
@@ -108,6 +110,9 @@ export class Control {
     if (!parsed.ok) return resultFrame(parsed.error.parsed.id, parsed.error.parsed.cmd, parsed.error.error)
     const { id, cmd, body } = parsed.value
     if (cmd === undefined || body === undefined) return resultFrame(id, cmd, cerr('invalid_message', 'no command'))
+    // Before any channel is looked up: a read-only connection learns nothing from a refusal.
+    const may = mayCommand(source.readOnly)
+    if (!may.ok) return resultFrame(id, cmd, may.error)
     const planned = this.plan(source, cmd, body)
     if (!planned.ok) return resultFrame(id, cmd, planned.error)
     const ran = await this.run(planned.value.uuid, planned.value.commands)

@@ -34,6 +34,10 @@ export interface Admission {
   readonly forced: boolean
   /** A ticket connection acts with less than the token's powers (policy.ts). */
   readonly credential: Credential
+  /** read_only=true: it observes and commands nothing (policy.ts mayCommand). */
+  readonly readOnly: boolean
+  /** The domain's channel_limit as its initial_info tells it (policy.ts channelLimitShown); null when not told. */
+  readonly channelLimit: number | null
 }
 
 export interface Subscriber {
@@ -42,6 +46,7 @@ export interface Subscriber {
   readonly userId: string | undefined
   readonly appName: string
   readonly credential: Credential
+  readonly readOnly: boolean
   /** Limit key: (domain, user or full_events, app_name). */
   readonly key: string
   /** Sequence number of the last info_event sent (initial_info is 0). */
@@ -87,7 +92,7 @@ export class Hub {
   }
 
   add(ws: WebSocket, admission: Admission): void {
-    const { domain, userId, appName, forced, credential } = admission
+    const { domain, userId, appName, forced, credential, readOnly } = admission
     const key = `${domain}\0${userId ?? '*'}\0${appName}`
     const settings = this.deps.settings()
     const max = settings.max_connections_per_user
@@ -120,6 +125,7 @@ export class Hub {
       userId,
       appName,
       credential,
+      readOnly,
       key,
       seq: 0,
       known: new Set(),
@@ -155,7 +161,15 @@ export class Hub {
       snapshot.push(this.views.get(ch))
       sub.known.add(ch.uuid)
     }
-    ws.send(initialInfoFrame({ domain, user_id: userId ?? null, full_events: userId === undefined, app_name: appName }, snapshot))
+    const connection = {
+      domain,
+      user_id: userId ?? null,
+      full_events: userId === undefined,
+      app_name: appName,
+      read_only: readOnly,
+      channel_limit: admission.channelLimit,
+    }
+    ws.send(initialInfoFrame(connection, snapshot))
     // The snapshot is sent once and may be large: only what comes after it is limited.
     sub.threshold = settings.max_buffered_bytes + ws.bufferedAmount
     log.info({ channels: snapshot.length }, 'cti connection opened')

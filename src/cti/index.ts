@@ -100,7 +100,7 @@ export function createCti(deps: CtiDeps): Cti {
       if (sub.inflight >= MAX_INFLIGHT) return hub.send(sub, Control.busy(data, isBinary))
       sub.inflight += 1
       control
-        .handle({ domain: sub.domain, userId: sub.userId, credential: sub.credential }, data, isBinary)
+        .handle({ domain: sub.domain, userId: sub.userId, credential: sub.credential, readOnly: sub.readOnly }, data, isBinary)
         .then((frame) => hub.send(sub, frame))
         .catch((e: unknown) => logger.error({ err: e }, 'cti command crashed'))
         .finally(() => {

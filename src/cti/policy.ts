@@ -13,6 +13,13 @@
  * - A ticket transfers to users, groups and extensions of its own domain (the destination is
  *   resolved in that domain's directory only); a PSTN number needs the domain privilege
  *   CTI_PSTN_TRANSFER_ALLOWED, else `permission_denied`.
+ * - A `read_only=true` connection commands nothing: every command is `permission_denied`, before
+ *   any channel is looked up. This is what lets a ticket see every channel of its domain
+ *   (`full_events=true`, a "monitor ticket": the live calls page, a wallboard): the page can
+ *   observe the domain's calls but cannot hang up, park or transfer any of them.
+ * - Only a connection that sees every channel of its domain (full_events) is told the domain's
+ *   channel_limit: it can count the live channels itself, and the limit is all it needs to show
+ *   them against it. A user-scoped connection is not told (it sees only its user's calls).
  */
 import type { ChannelRecord } from '../channels/index.js'
 import type { DomainDirectory } from '../directory/directory.js'
@@ -26,6 +33,15 @@ export type Credential = 'token' | 'ticket'
 export const PSTN_TRANSFER_PRIVILEGE = 'CTI_PSTN_TRANSFER_ALLOWED'
 
 const denied = (description: string): CtiError => ({ id: 'permission_denied', description })
+
+/** Whether a connection may send commands at all: a read-only one may not. */
+export function mayCommand(readOnly: boolean): Result<void, CtiError> {
+  return readOnly ? err(denied('this connection is read-only (read_only=true): it observes channels and commands none')) : ok(undefined)
+}
+
+/** The channel_limit a connection is told in its initial_info: only one that sees the whole domain is. */
+export const channelLimitShown = (fullEvents: boolean, domain: DomainDirectory): number | null =>
+  fullEvents ? domain.config.channel_limit : null
 
 /** Whether a connection of `userId` with this credential may act on a channel it can see. */
 export function mayActOn(ch: ChannelRecord, credential: Credential, userId: string | undefined): Result<void, CtiError> {

@@ -70,6 +70,10 @@ export interface ConnectionInfo {
   readonly user_id: string | null
   readonly full_events: boolean
   readonly app_name: string
+  /** read_only=true: every command is refused with permission_denied. */
+  readonly read_only: boolean
+  /** The domain's channel_limit, told only to full_events connections (policy.ts); null otherwise. */
+  readonly channel_limit: number | null
 }
 
 export const systemFrame = (event: SystemEvent, description: string): string =>

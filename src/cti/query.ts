@@ -16,10 +16,12 @@ export interface CtiQuery {
   /** The user identifiers given (none when fullEvents), in the shape `resolveUser` reads. */
   readonly user: Readonly<Partial<Record<UserKey, string>>>
   readonly forced: boolean
+  /** The connection observes only: every command is refused (policy.ts mayCommand). */
+  readonly readOnly: boolean
   readonly ticket: string | undefined
 }
 
-const ALLOWED: readonly string[] = ['app_name', ...USER_KEYS, 'full_events', 'forced', 'ticket']
+const ALLOWED: readonly string[] = ['app_name', ...USER_KEYS, 'full_events', 'read_only', 'forced', 'ticket']
 const TICKET_RE = /^[A-Za-z0-9_-]{1,128}$/
 const MAX_URI_LENGTH = 2048
 
@@ -56,6 +58,13 @@ export function parseCtiQuery(params: URLSearchParams): Result<CtiQuery, ApiErro
     if (!b.ok) return b
     forced = b.value
   }
+  let readOnly = false
+  const ro = params.get('read_only')
+  if (ro !== null) {
+    const b = parseBool(ro, 'read_only')
+    if (!b.ok) return b
+    readOnly = b.value
+  }
   const ticket = params.get('ticket') ?? undefined
   if (ticket !== undefined && !TICKET_RE.test(ticket)) return err(invalid('ticket', 'is not a ticket from gen_ws_ticket'))
 
@@ -64,7 +73,7 @@ export function parseCtiQuery(params: URLSearchParams): Result<CtiQuery, ApiErro
   const given = Object.keys(user).length
   if (fullEvents && given > 0) return err(invalid('full_events', 'true cannot be combined with user_* parameters'))
   if (!fullEvents && given === 0) return err(missing(oneOf([...USER_KEYS, 'full_events=true']), 'is required'))
-  return ok({ appName, fullEvents, user, forced, ticket })
+  return ok({ appName, fullEvents, user, forced, readOnly, ticket })
 }
 
 /**
@@ -97,8 +106,10 @@ export interface TicketRequest {
 
 /**
  * The `uri` of a gen_ws_ticket body: the ws_cti path with its query, or a whole ws/wss/http/https
- * URL (only its path and query count). It must be a valid ws_cti query without `ticket` and
- * without `full_events=true` (full_events needs API-token authentication on the WebSocket).
+ * URL (only its path and query count). It must be a valid ws_cti query without `ticket`, and
+ * `full_events=true` only together with `read_only=true`: a ticket ends up in a web page, so one
+ * that sees every channel of the domain may command none of them (docs/cti.md "Monitor
+ * tickets"); full control of every channel needs API-token authentication on the WebSocket.
  */
 export function parseTicketRequest(uri: unknown, wsPath: string): Result<TicketRequest, ApiError> {
   if (typeof uri !== 'string') return err(invalid('uri', 'must be a string'))
@@ -118,8 +129,10 @@ export function parseTicketRequest(uri: unknown, wsPath: string): Result<TicketR
   if (url.searchParams.has('ticket')) return err(invalid('uri', 'must not contain a ticket'))
   const query = parseCtiQuery(url.searchParams)
   if (!query.ok) return err({ ...query.error, description: `uri: ${query.error.description}` })
-  if (query.value.fullEvents) {
-    return err(invalid('uri', 'full_events=true cannot be carried by a ticket; it needs API-token (Basic) authentication on the WebSocket'))
+  if (query.value.fullEvents && !query.value.readOnly) {
+    return err(
+      invalid('uri', 'full_events=true can be carried by a ticket only with read_only=true; full control needs API-token (Basic) authentication on the WebSocket'),
+    )
   }
   return ok({ query: query.value, uri: ticketUri(url.pathname, url.searchParams) })
 }
