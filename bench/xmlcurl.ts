@@ -66,7 +66,7 @@ export async function benchXmlCurl(ctx: BenchContext): Promise<BenchOutput> {
     pstn: { answer_after: 0 },
     ...(ctx.profileDir !== undefined ? { profile: { dir: ctx.profileDir, name: 'xmlcurl' } } : {}),
   })
-  const url = `${stack.baseUrl}${XML_CURL.path}/xml_curl`
+  const url = stack.xmlCurlUrl
   const headers = { 'content-type': 'application/x-www-form-urlencoded', authorization: AUTH }
   const runs: Record<string, { daemon: LoadResult & { daemon_cpu_ms_per_document: number }; document_bytes: number; request_bytes: number }> = {}
   let sample: Record<string, string> = {}

@@ -9,7 +9,7 @@ import { ConfigStore } from './runtime/store.js'
 import type { Logger } from './util/logger.js'
 import { createLogger } from './util/logger.js'
 import { createApp } from './api/app.js'
-import { AuthThrottle } from './api/throttle.js'
+import { AuthThrottle, authThrottleMiddleware } from './api/throttle.js'
 import { idempotencyStoreOf } from './api/idempotency.js'
 import { connectPbx } from './pbx/connection.js'
 import { createChannelModel } from './channels/index.js'
@@ -17,6 +17,9 @@ import { createEngine } from './origination/engine.js'
 import { CallbackDispatcher } from './callbacks/dispatcher.js'
 import { journalDirOf, openJournal } from './journal/index.js'
 import { xmlCurlRouter } from './xmlcurl/router.js'
+import { createXmlCurlApp } from './xmlcurl/listener.js'
+import { originOf, xmlCurlPathOf } from './config/endpoints.js'
+import { errorBody, statusOf } from './api/errors.js'
 import { createCti } from './cti/index.js'
 import { Simulator } from './sim/index.js'
 import type { PbxClient } from './pbx/types.js'
@@ -33,6 +36,11 @@ export interface DaemonOptions {
   logger?: Logger
   /** Listen on these instead of the configured ports (tests and the demo use 0: any free port). */
   httpPort?: number
+  /**
+   * The xml_curl listener's port instead of `xml_curl.port`. When absent and `httpPort` is 0, it
+   * is 0 too: a caller asking for any free API port wants no fixed port anywhere (tests run side by side).
+   */
+  xmlCurlPort?: number
   /** Simulator mode: port of the built-in simulator (0 = any free port). */
   simulatorPort?: number
   /** Simulator mode: multiply every simulated delay (tests use small values). */
@@ -49,6 +57,10 @@ export interface Daemon {
   readonly simulator: Simulator | undefined
   readonly httpPort: number
   readonly baseUrl: string
+  /** The xml_curl listener (FreeSWITCH's documents): its port, `http://host:port`, and the URL mod_xml_curl posts to. */
+  readonly xmlCurlPort: number
+  readonly xmlCurlBaseUrl: string
+  readonly xmlCurlUrl: string
   /** Loads the configuration again (SIGHUP); on failure the running one stays. */
   reload(): Promise<Result<void, string[]>>
   /** Graceful stop (SIGTERM): no new requests, pending callbacks delivered or left in the journal. */
@@ -63,6 +75,29 @@ const listen = (server: Server, port: number, host: string): Promise<number> =>
       resolve((server.address() as AddressInfo).port)
     })
   })
+
+/**
+ * Every listener of the daemon is made here, so that they share every server setting
+ * (timeouts): the API's and the xml_curl one.
+ */
+const newServer = (): Server => createServer()
+
+/** Listens on each in turn; if one cannot, those already listening are closed and the reason returned. */
+async function listenAll(listeners: readonly { name: string; server: Server; host: string; port: number }[]): Promise<Result<number[], string[]>> {
+  const ports: number[] = []
+  for (const l of listeners) {
+    try {
+      ports.push(await listen(l.server, l.port, l.host))
+    } catch (e) {
+      await Promise.all(listeners.slice(0, ports.length).map((o) => new Promise<void>((resolve) => o.server.close(() => resolve()))))
+      return err([`${l.name}: cannot listen on ${l.host}:${l.port}: ${(e as Error).message}`])
+    }
+  }
+  return ok(ports)
+}
+
+/** Whether a listen address only accepts connections from this host. */
+const isLoopbackHost = (host: string): boolean => host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host)
 
 export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, string[]>> {
   const opened = await ConfigStore.open(opts.configFile)
@@ -81,10 +116,23 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
   if (!journaled.ok) return err([`journal: ${journaled.error}`])
   const journal = journaled.value
 
-  const server = createServer()
-  // The HTTP port must be known before the simulator starts: it fetches dialplans from us.
-  const httpPort = await listen(server, opts.httpPort ?? cfg.http.port, cfg.http.host)
-  const baseUrl = `http://${cfg.http.host.includes(':') ? `[${cfg.http.host}]` : cfg.http.host}:${httpPort}`
+  // Two listeners (docs/deploy.md "Listeners"): the API's, and FreeSWITCH's documents on their own
+  // (loopback by default: the directory holds every SIP password). Both are made by newServer().
+  // Their ports must be known before the simulator starts: it fetches dialplans from us.
+  const server = newServer()
+  const xmlCurlServer = newServer()
+  const listening = await listenAll([
+    { name: 'http', server, host: cfg.http.host, port: opts.httpPort ?? cfg.http.port },
+    { name: 'xml_curl', server: xmlCurlServer, host: cfg.xml_curl.host, port: opts.xmlCurlPort ?? (opts.httpPort === 0 ? 0 : cfg.xml_curl.port) },
+  ])
+  if (!listening.ok) {
+    await journal.close()
+    return err(listening.error)
+  }
+  const [httpPort, xmlCurlPort] = listening.value as [number, number]
+  const baseUrl = originOf(cfg.http.host, httpPort)
+  const xmlCurlBaseUrl = originOf(cfg.xml_curl.host, xmlCurlPort)
+  const xmlCurlUrl = `${xmlCurlBaseUrl}${xmlCurlPathOf(cfg)}`
 
   let simulator: Simulator | undefined
   let eslPort = cfg.freeswitch.port
@@ -94,7 +142,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
       password: cfg.freeswitch.password,
       sipProfile: cfg.freeswitch.sip_profile,
       xmlCurl: {
-        url: `${baseUrl}${cfg.xml_curl.path}/xml_curl`,
+        url: xmlCurlUrl,
         username: cfg.xml_curl.username,
         password: cfg.xml_curl.password,
       },
@@ -172,10 +220,22 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
     // Idempotency-Key replies of the last 24 h, as the journal kept them across restarts.
     idempotency: idempotencyStoreOf(journal.replay().idempotencyKeys),
     logger: logger.child({ part: 'api' }),
-    // The dialplan bridges a request's destination only while the engine holds channels for it.
-    routers: [xmlCurlRouter({ runtime, logger: logger.child({ part: 'xml_curl' }), ivr, bridgeGate: engine }), cti.router],
+    routers: [cti.router],
   })
   server.on('request', app.callback())
+  // FreeSWITCH's listener has its own throttle (same http.auth_throttle settings, its own
+  // counts): a local API client guessing tokens must not lock FreeSWITCH out of its documents.
+  const xmlCurlThrottle = new AuthThrottle(() => store.current().config.daemon.http.auth_throttle, logger.child({ part: 'xml_curl-auth-throttle' }))
+  const xmlCurlApp = createXmlCurlApp({
+    // The dialplan bridges a request's destination only while the engine holds channels for it.
+    router: xmlCurlRouter({ runtime, logger: logger.child({ part: 'xml_curl' }), ivr, bridgeGate: engine }),
+    guard: authThrottleMiddleware(xmlCurlThrottle, (ctx, e) => {
+      ctx.status = statusOf(e)
+      ctx.body = errorBody(e)
+    }),
+    logger: logger.child({ part: 'xml_curl' }),
+  })
+  xmlCurlServer.on('request', xmlCurlApp.callback())
   cti.attach(server)
 
   store.onReload((r) => simulator?.setDomains(r.config.domains))
@@ -190,6 +250,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
       await engine.close()
       channels.close()
       await ivr.close()
+      // FreeSWITCH's documents are served until no leg of ours may still ask for one.
+      const xmlCurlClosed = new Promise<void>((resolve) => xmlCurlServer.close(() => resolve()))
+      xmlCurlServer.closeAllConnections()
+      await xmlCurlClosed
       const flushed = await callbacks.shutdown(10_000)
       logger.info(flushed, 'callbacks flushed')
       await Promise.all([callbackTransport.close(), ivrTransport.close()])
@@ -213,8 +277,11 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
     return ok(undefined)
   }
 
-  logger.info({ url: baseUrl, mode: cfg.freeswitch.mode }, 'daemon listening')
-  return ok({ store, logger, pbx, simulator, httpPort, baseUrl, reload, stop })
+  logger.info({ url: baseUrl, xml_curl: xmlCurlUrl, mode: cfg.freeswitch.mode }, 'daemon listening')
+  if (!isLoopbackHost(cfg.xml_curl.host)) {
+    logger.warn({ host: cfg.xml_curl.host }, 'xml_curl listener is not on loopback: it serves every SIP password to whoever has its credentials; firewall it (docs/deploy.md "Listeners")')
+  }
+  return ok({ store, logger, pbx, simulator, httpPort, baseUrl, xmlCurlPort, xmlCurlBaseUrl, xmlCurlUrl, reload, stop })
 }
 
 /**

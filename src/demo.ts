@@ -50,7 +50,7 @@ if (!started.ok) {
   process.exit(2)
 }
 const daemon = started.value
-say('daemon started', `${daemon.baseUrl} (FreeSWITCH simulator on an ESL socket)`)
+say('daemon started', `API ${daemon.baseUrl}, FreeSWITCH documents ${daemon.xmlCurlUrl} (FreeSWITCH simulator on an ESL socket)`)
 
 daemon.pbx.onEvent((e) => {
   const name = e['Event-Name']

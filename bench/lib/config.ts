@@ -44,7 +44,8 @@ export function writeBenchConfig(o: BenchConfigOptions): BenchConfig {
   const daemon = {
     http: { host: '127.0.0.1', port: 0, prefix: '/api' },
     freeswitch: { mode: 'freeswitch', host: '127.0.0.1', port: o.eslPort, password: ESL_PASSWORD, sip_profile: 'internal', command_timeout_ms: 10000 },
-    xml_curl: XML_CURL,
+    // port 0: the daemon reports the xml_curl listener it got (bench/workers/daemon.ts).
+    xml_curl: { ...XML_CURL, host: '127.0.0.1', port: 0 },
     directory: 'domains',
     // The bench's receivers listen on 127.0.0.1, which the outbound address guard refuses unless allowed.
     callbacks: { timeout_ms: 5000, backoff_initial_ms: 100, backoff_max_ms: 1000, concurrency_per_domain: 8, allow: ['127.0.0.1/32'] },

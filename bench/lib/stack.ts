@@ -2,7 +2,7 @@
  * The system under test: the daemon (worker `daemon`) connected over a real Event Socket to the
  * simulator (worker `sim`), each in its own process, on a generated configuration.
  */
-import { writeBenchConfig, freePort, XML_CURL, type BenchConfig, type BenchConfigOptions } from './config.js'
+import { writeBenchConfig, freePort, type BenchConfig, type BenchConfigOptions } from './config.js'
 import { startWorker, type Worker } from './procs.js'
 
 export interface Stack {
@@ -10,6 +10,8 @@ export interface Stack {
   readonly sim: Worker
   readonly config: BenchConfig
   readonly baseUrl: string
+  /** The daemon's xml_curl listener (apart from the API's), where the simulator posts. */
+  readonly xmlCurlUrl: string
   readonly eslPort: number
   stop(): Promise<void>
 }
@@ -29,8 +31,9 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     ...(o.profile !== undefined ? { profile: { dir: o.profile.dir, name: `${o.profile.name}-daemon` } } : {}),
   })
   const baseUrl = String(daemon.info.baseUrl)
+  const xmlCurlUrl = String(daemon.info.xmlCurlUrl)
   const sim = await startWorker('sim', {
-    args: { configFile: config.configFile, port: eslPort, xmlCurlUrl: `${baseUrl}${XML_CURL.path}/xml_curl` },
+    args: { configFile: config.configFile, port: eslPort, xmlCurlUrl },
     ...(o.profile !== undefined ? { profile: { dir: o.profile.dir, name: `${o.profile.name}-sim` } } : {}),
   })
   const deadline = Date.now() + 15_000
@@ -43,6 +46,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     sim,
     config,
     baseUrl,
+    xmlCurlUrl,
     eslPort,
     async stop() {
       await daemon.stop()

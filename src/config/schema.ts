@@ -4,6 +4,7 @@
  * Identifier patterns are deliberately narrow: directory values end up in SIP usernames,
  * dial strings and XML documents, and a narrow alphabet is the first line of defence.
  */
+import { isIP } from 'node:net'
 import { z } from 'zod'
 import { parseCidrList } from '../net/address-guard.js'
 
@@ -30,6 +31,10 @@ const pstn = z.string().refine(isPstnNumber, 'must be an optional + then 2-32 di
 const label = z.string().regex(LABEL_RE, 'must be 1-128 characters without control characters')
 const seconds = (max: number) => z.number().int('must be a whole number').positive('must be positive').max(max)
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http or https URL' })
+/** An address to listen on: an IP address, or a host name (resolved by the listener). */
+const listenHost = z
+  .string()
+  .refine((h) => isIP(h) !== 0 || DOMAIN_RE.test(h), 'must be an IP address (127.0.0.1, ::1, 0.0.0.0) or a host name to listen on')
 
 /**
  * How a simulated terminal or PSTN number behaves (docs/design.md "Configuration contract",
@@ -187,7 +192,14 @@ export const daemonSchema = z.strictObject({
       .default('/freeswitch'),
     username: z.string().regex(/^[\x21-\x39\x3b-\x7e]{1,64}$/, 'must be printable ASCII without ":"'),
     password: z.string().regex(/^[\x21-\x7e]{8,128}$/, 'must be 8-128 printable ASCII characters'),
-    /** Where FreeSWITCH reaches this endpoint (used by the simulator and in docs). */
+    /**
+     * The listener of FreeSWITCH's documents, apart from the API's (docs/deploy.md "Listeners"):
+     * the directory holds every SIP password, so it is on loopback unless the operator says otherwise.
+     */
+    host: listenHost.default('127.0.0.1'),
+    /** Its port (0: any free port, for tests); must differ from http.port (checked below). */
+    port: z.number().int().min(0).max(65535).default(8081),
+    /** Where FreeSWITCH reaches this listener when not at host:port (a proxy, a container's name): the standalone simulator's default. */
     base_url: httpUrl.optional(),
   }),
   directory: z.string().min(1).default('domains'),
@@ -251,6 +263,12 @@ export const daemonSchema = z.strictObject({
       level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     })
     .prefault({}),
+}).superRefine((d, ctx) => {
+  // Two listeners on one port: the second could not start, or (other addresses) the two would
+  // be told apart by address only, which a wildcard on either side undoes.
+  if (d.xml_curl.port !== 0 && d.xml_curl.port === d.http.port) {
+    ctx.addIssue({ code: 'custom', path: ['xml_curl', 'port'], message: `must differ from http.port (${d.http.port}): FreeSWITCH's documents have a listener of their own` })
+  }
 })
 
 export type DaemonConfig = z.infer<typeof daemonSchema>

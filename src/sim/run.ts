@@ -11,6 +11,7 @@
  */
 import { parseArgs } from 'node:util'
 import { formatProblem, loadConfig, type LoadedConfig } from '../config/load.js'
+import { xmlCurlUrlOf as xmlCurlUrlFormula } from '../config/endpoints.js'
 import { createLogger, type Logger } from '../util/logger.js'
 import { err, ok, type Result } from '../util/result.js'
 import { Simulator } from './simulator.js'
@@ -20,7 +21,8 @@ export const SIMULATOR_USAGE = `usage: node dist/sim/main.js [--config conf/daem
   --config, -c     the daemon's configuration file: freeswitch.host/port/password, the domains'
                    sim settings, and the daemon's xml_curl endpoint (default conf/daemon.yaml)
   --xml-curl-url   where to fetch directory and dialplan documents (default: derived from the
-                   file: xml_curl.base_url or http://<http.host>:<http.port>, then xml_curl.path/xml_curl)
+                   file: xml_curl.base_url or http://<xml_curl.host>:<xml_curl.port>, then
+                   xml_curl.path/xml_curl; required when xml_curl.port is 0)
   --time-scale     multiplies every simulated delay (0.05: answer_after 1 = 50 ms; default 1)
   --port           listen on this port instead of freeswitch.port (0: any free port)
 
@@ -83,17 +85,14 @@ const isHttpUrl = (s: string): boolean => {
 
 /**
  * Where FreeSWITCH would fetch the daemon's documents: `xml_curl.base_url` when the operator
- * wrote it, else the daemon's HTTP listener (a wildcard listen address reached on loopback).
+ * wrote it, else the daemon's xml_curl listener (a wildcard listen address reached on loopback);
+ * the formula is config/endpoints.ts'. Undefined when that listener's port is 0 (any free port:
+ * only the daemon knows it, so --xml-curl-url must say it).
  */
-export function xmlCurlUrlOf(config: LoadedConfig): string {
+export function xmlCurlUrlOf(config: LoadedConfig): string | undefined {
   const d = config.daemon
-  const base =
-    d.xml_curl.base_url?.replace(/\/+$/, '') ??
-    (() => {
-      const host = d.http.host === '0.0.0.0' || d.http.host === '' ? '127.0.0.1' : d.http.host === '::' ? '::1' : d.http.host
-      return `http://${host.includes(':') ? `[${host}]` : host}:${d.http.port}`
-    })()
-  return `${base}${d.xml_curl.path}/xml_curl`
+  if (d.xml_curl.base_url === undefined && d.xml_curl.port === 0) return undefined
+  return xmlCurlUrlFormula(d)
 }
 
 export interface StandaloneSimulator {
@@ -113,6 +112,7 @@ export async function startStandaloneSimulator(args: SimulatorArgs, logger?: Log
   const fs = config.daemon.freeswitch
   const log = logger ?? createLogger(config.daemon.log.level).child({ part: 'sim' })
   const xmlCurlUrl = args.xmlCurlUrl ?? xmlCurlUrlOf(config)
+  if (xmlCurlUrl === undefined) return err([`${args.configFile}: xml_curl.port is 0 (any free port): give the daemon's xml_curl URL with --xml-curl-url`])
   if (fs.mode === 'simulator') {
     // Not refused: the file may only be borrowed for its domains. But a daemon started on it
     // would run its own simulator on this port.

@@ -2,10 +2,11 @@
  * Throttled authentication (src/api/throttle.ts, docs/api.md "Throttled authentication"):
  * after `max_failures` failed authentications within `window_ms`, the client address gets
  * 429 too_many_requests with Retry-After on every route of the listener (API operations,
- * gen_ws_ticket, the ws_cti upgrade, xml_curl), even with valid credentials; other addresses,
+ * gen_ws_ticket, the ws_cti upgrade), even with valid credentials; other addresses,
  * including valid callers of the same domain, are not slowed; the window expires; memory is
  * bounded. Other addresses are real: connections from 127.0.0.2 (Linux routes all of
- * 127.0.0.0/8 to loopback).
+ * 127.0.0.0/8 to loopback). The xml_curl listener has a throttle of its own:
+ * test/xmlcurl/listener-throttle.test.ts.
  */
 import { request } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -18,14 +19,11 @@ import { daemonSchema } from '../../src/config/schema.js'
 import { createChannelModel } from '../../src/channels/index.js'
 import { createCti } from '../../src/cti/index.js'
 import { runtimeOf } from '../../src/runtime/store.js'
-import { xmlCurlRouter } from '../../src/xmlcurl/router.js'
 import { createLogger } from '../../src/util/logger.js'
 import { AUTH_A, DOMAIN_A, FakePbx, basic, domains } from '../cti/helpers.js'
 import type { Asserts } from './helpers.js'
 
 const WRONG_A = basic(DOMAIN_A, 'not-the-token-of-example-test')
-const XML_CURL_AUTH = basic('freeswitch', 'xml-curl-secret')
-const XML_CURL_WRONG = basic('freeswitch', 'not-the-xml-curl-secret')
 
 interface Reply {
   readonly status: number
@@ -59,7 +57,7 @@ async function startDaemonHttp(t: Asserts) {
     health: { isConnected: () => true },
     logger,
     throttle,
-    routers: [xmlCurlRouter({ runtime: () => runtime, logger }), cti.router],
+    routers: [cti.router],
   })
   const server = app.listen(0, '127.0.0.1')
   cti.attach(server)
@@ -87,8 +85,6 @@ async function startDaemonHttp(t: Asserts) {
     send(from, 'POST', '/api/call_user', { authorization: auth, 'content-type': 'application/json' }, '{}')
   const ticket = (from: string, auth: string) =>
     send(from, 'POST', '/api/gen_ws_ticket', { authorization: auth, 'content-type': 'application/json' }, JSON.stringify({ uri: '/api/ws_cti?app_name=crm&user_name=alice' }))
-  const xmlCurl = (from: string, auth: string) =>
-    send(from, 'POST', '/freeswitch/xml_curl', { authorization: auth, 'content-type': 'application/x-www-form-urlencoded' }, 'section=directory')
   const upgrade = (from: string, headers: Record<string, string>): Promise<{ status: number; retryAfter: string | undefined; opened: boolean }> =>
     new Promise((resolve, reject) => {
       const ws = new WebSocket(`ws://127.0.0.1:${port}/api/ws_cti?app_name=crm&user_name=alice`, { headers, localAddress: from })
@@ -106,7 +102,7 @@ async function startDaemonHttp(t: Asserts) {
       })
       ws.once('error', reject)
     })
-  return { api, ticket, xmlCurl, upgrade, clock, throttle, logs }
+  return { api, ticket, upgrade, clock, throttle, logs }
 }
 
 const errorIdOf = (r: Reply): unknown => (JSON.parse(r.body) as { error?: { id?: unknown } }).error?.id
@@ -123,7 +119,6 @@ t.test('10 wrong tokens: 429 with Retry-After on every route, other addresses un
   for (const [name, r] of [
     ['API with a valid token', await h.api(attacker, AUTH_A)],
     ['gen_ws_ticket with a valid token', await h.ticket(attacker, AUTH_A)],
-    ['xml_curl with the right password', await h.xmlCurl(attacker, XML_CURL_AUTH)],
   ] as const) {
     t.equal(r.status, 429, name)
     t.equal(errorIdOf(r), 'too_many_requests', name)
@@ -137,7 +132,6 @@ t.test('10 wrong tokens: 429 with Retry-After on every route, other addresses un
   // Another address, the same domain's valid caller: not slowed.
   t.equal((await h.api(valid, AUTH_A)).status, 400, 'a valid caller elsewhere reaches validation (the empty body is refused)')
   t.equal((await h.ticket(valid, AUTH_A)).status, 200, 'gen_ws_ticket elsewhere')
-  t.equal((await h.xmlCurl(valid, XML_CURL_AUTH)).status, 200, 'xml_curl elsewhere')
   t.equal((await h.upgrade(valid, { authorization: AUTH_A })).status, 101, 'ws_cti elsewhere')
   t.ok(
     h.logs.some((l) => l.msg === 'auth throttle: client blocked after repeated failed authentications' && l.client === attacker),
@@ -149,13 +143,13 @@ t.test('10 wrong tokens: 429 with Retry-After on every route, other addresses un
   t.equal((await h.api(attacker, AUTH_A)).status, 400, 'after the window the valid token works from there again')
 })
 
-t.test('failures on the WebSocket upgrade and xml_curl count too', async (t) => {
+t.test('failures on the WebSocket upgrade count too', async (t) => {
   const h = await startDaemonHttp(t)
   const from = '127.0.0.3'
   for (let i = 0; i < 5; i++) t.equal((await h.upgrade(from, { authorization: WRONG_A })).status, 401)
-  for (let i = 0; i < 4; i++) t.equal((await h.xmlCurl(from, XML_CURL_WRONG)).status, 401)
+  for (let i = 0; i < 4; i++) t.equal((await h.ticket(from, WRONG_A)).status, 401)
   t.equal((await h.upgrade(from, {})).status, 401, 'no credentials: the 10th failure')
-  t.equal((await h.xmlCurl(from, XML_CURL_AUTH)).status, 429, 'blocked on xml_curl')
+  t.equal((await h.api(from, AUTH_A)).status, 429, 'blocked on the API')
 })
 
 t.test('per-domain failures from many addresses are logged, never refused', async (t) => {

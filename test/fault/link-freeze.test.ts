@@ -142,7 +142,7 @@ t.test('FreeSWITCH frozen: 503 within 1 s, error replies at once and never rung;
   const sim = new Simulator({
     domains: cfg.domains,
     password: 'ClueCon',
-    xmlCurl: { url: `${daemon.baseUrl}${cfg.daemon.xml_curl.path}/xml_curl`, username: cfg.daemon.xml_curl.username, password: cfg.daemon.xml_curl.password },
+    xmlCurl: { url: daemon.xmlCurlUrl, username: cfg.daemon.xml_curl.username, password: cfg.daemon.xml_curl.password },
     timeScale: TIME_SCALE,
   })
   await sim.listen(simPort)

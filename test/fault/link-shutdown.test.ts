@@ -62,7 +62,7 @@ t.test('from the shutdown notice on: /healthz 503 and 503 pbx_unavailable, nothi
   const fresh = new Simulator({
     domains: cfg.domains,
     password: cfg.daemon.freeswitch.password,
-    xmlCurl: { url: `${s.daemon.baseUrl}${cfg.daemon.xml_curl.path}/xml_curl`, username: cfg.daemon.xml_curl.username, password: cfg.daemon.xml_curl.password },
+    xmlCurl: { url: s.daemon.xmlCurlUrl, username: cfg.daemon.xml_curl.username, password: cfg.daemon.xml_curl.password },
     timeScale: TIME_SCALE,
   })
   t.teardown(() => fresh.close())

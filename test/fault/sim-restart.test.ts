@@ -45,7 +45,7 @@ t.test('simulator restarted with calls live', async (t) => {
     domains: cfg.domains,
     password: cfg.daemon.freeswitch.password,
     sipProfile: cfg.daemon.freeswitch.sip_profile,
-    xmlCurl: { url: `${s.daemon.baseUrl}${cfg.daemon.xml_curl.path}/xml_curl`, username: cfg.daemon.xml_curl.username, password: cfg.daemon.xml_curl.password },
+    xmlCurl: { url: s.daemon.xmlCurlUrl, username: cfg.daemon.xml_curl.username, password: cfg.daemon.xml_curl.password },
     timeScale: TIME_SCALE,
   })
   t.teardown(() => fresh.close())

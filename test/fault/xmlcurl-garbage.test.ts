@@ -33,7 +33,7 @@ interface Reply {
 }
 
 async function post(s: Stack, body: Body | undefined, headers: Record<string, string>, method = 'POST'): Promise<Reply> {
-  const res = await fetch(`${s.daemon.baseUrl}/freeswitch/xml_curl`, { method, headers, ...(body !== undefined ? { body } : {}) })
+  const res = await fetch(s.daemon.xmlCurlUrl, { method, headers, ...(body !== undefined ? { body } : {}) })
   return { status: res.status, type: res.headers.get('content-type') ?? '', body: await res.text() }
 }
 
@@ -120,7 +120,7 @@ t.test('garbage at the xml_curl endpoint', async (t) => {
 
   // A chunked upload (no Content-Length) that never stops: cut at the limit.
   const chunked = await new Promise<number>((resolve, reject) => {
-    const u = new URL(`${s.daemon.baseUrl}/freeswitch/xml_curl`)
+    const u = new URL(s.daemon.xmlCurlUrl)
     const req = request({ host: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: { 'content-type': FORM, authorization: AUTH } }, (res) => {
       res.resume()
       resolve(res.statusCode ?? 0)
@@ -141,7 +141,7 @@ t.test('garbage at the xml_curl endpoint', async (t) => {
 
   // An upload abandoned half way.
   await new Promise<void>((resolve) => {
-    const u = new URL(`${s.daemon.baseUrl}/freeswitch/xml_curl`)
+    const u = new URL(s.daemon.xmlCurlUrl)
     const req = request({ host: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: { 'content-type': FORM, authorization: AUTH, 'content-length': '5000' } })
     req.on('error', () => resolve())
     req.write('section=directory&')

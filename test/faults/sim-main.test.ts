@@ -43,9 +43,13 @@ t.test('the xml_curl URL derived from the daemon file', async (t) => {
     daemon: daemonSchema.parse({ freeswitch: { mode: 'freeswitch' }, xml_curl: { username: 'fs', password: 'password1' }, ...daemon }),
     domains: [],
   })
-  t.equal(xmlCurlUrlOf(config({})), 'http://127.0.0.1:8080/freeswitch/xml_curl', 'the defaults')
-  t.equal(xmlCurlUrlOf(config({ http: { host: '0.0.0.0', port: 9000 } })), 'http://127.0.0.1:9000/freeswitch/xml_curl', 'a wildcard listener is reached on loopback')
-  t.equal(xmlCurlUrlOf(config({ http: { host: '::', port: 9000 } })), 'http://[::1]:9000/freeswitch/xml_curl', 'IPv6 wildcard')
+  const xc = (more: Record<string, unknown>) => ({ xml_curl: { username: 'fs', password: 'password1', ...more } })
+  t.equal(xmlCurlUrlOf(config({})), 'http://127.0.0.1:8081/freeswitch/xml_curl', 'the defaults: the xml_curl listener, not the API one')
+  t.equal(xmlCurlUrlOf(config({ http: { port: 9000 }, ...xc({ port: 9001 }) })), 'http://127.0.0.1:9001/freeswitch/xml_curl', 'xml_curl.port, whatever http.port is')
+  t.equal(xmlCurlUrlOf(config(xc({ host: '0.0.0.0', port: 9000 }))), 'http://127.0.0.1:9000/freeswitch/xml_curl', 'a wildcard listener is reached on loopback')
+  t.equal(xmlCurlUrlOf(config(xc({ host: '::', port: 9000 }))), 'http://[::1]:9000/freeswitch/xml_curl', 'IPv6 wildcard')
+  t.equal(xmlCurlUrlOf(config(xc({ host: '10.1.2.3', port: 9000 }))), 'http://10.1.2.3:9000/freeswitch/xml_curl', 'a specific address as it is')
+  t.equal(xmlCurlUrlOf(config(xc({ port: 0 }))), undefined, 'port 0: only the daemon knows it (--xml-curl-url is required)')
   t.equal(
     xmlCurlUrlOf(config({ xml_curl: { username: 'fs', password: 'password1', path: '/fs', base_url: 'http://pbx-gw.example:8080/' } })),
     'http://pbx-gw.example:8080/fs/xml_curl',
@@ -58,7 +62,7 @@ t.test('the process: listens where the daemon file says, SIGHUP re-reads, SIGTER
   const sim = await stack.startSim()
   const listening = await sim.waitLog('simulator listening')
   t.equal(listening.port, stack.eslPort, 'on freeswitch.port')
-  t.equal(listening.xml_curl, `http://127.0.0.1:${stack.httpPort}/freeswitch/xml_curl`, "fetches the daemon's xml_curl")
+  t.equal(listening.xml_curl, `http://127.0.0.1:${stack.xmlCurlPort}/freeswitch/xml_curl`, "fetches the daemon's xml_curl listener")
   t.ok(stack.observer.connected, 'an ESL client authenticates and subscribes')
 
   sim.signal('SIGHUP')

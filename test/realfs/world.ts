@@ -329,7 +329,7 @@ export interface RealWorld extends World {
 }
 
 export async function startRealWorld(cfg: LaneConfig, app: AppServer, secrets: { esl: string; xmlCurl: string }): Promise<RealWorld> {
-  const [httpPort, eslPort, sipPort, carrierPort] = [await freePort(), await freePort(), await freePort(), await freePort('127.0.0.2')]
+  const [httpPort, xmlCurlPort, eslPort, sipPort, carrierPort] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort('127.0.0.2')]
   const rtpBase = 20000 + 2 * Math.floor(Math.random() * 15000)
   const home = (await run('bash', [FS_SH, 'home'])).stdout.trim()
   const conf = join(cfg.dir, 'fs-conf')
@@ -339,7 +339,8 @@ export async function startRealWorld(cfg: LaneConfig, app: AppServer, secrets: {
     join(ROOT, 'freeswitch/prepare-conf.sh'),
     '--vanilla', join(home, 'conf-vanilla'), '--out', conf, '--domain', DOMAIN,
     '--esl-password', secrets.esl, '--esl-port', String(eslPort),
-    '--xml-curl-url', `http://127.0.0.1:${httpPort}/freeswitch/xml_curl`, '--xml-curl-credentials', `freeswitch:${secrets.xmlCurl}`,
+    // The daemon's xml_curl listener (its own port, apart from the API: docs/deploy.md "Listeners").
+    '--xml-curl-url', `http://127.0.0.1:${xmlCurlPort}/freeswitch/xml_curl`, '--xml-curl-credentials', `freeswitch:${secrets.xmlCurl}`,
     '--external-ip', '127.0.0.1', '--local-ip', '127.0.0.1', '--sip-port', String(sipPort),
     '--rtp-ports', `${rtpBase}-${rtpBase + 400}`, '--carrier', `127.0.0.2:${carrierPort}`,
   ])
@@ -352,7 +353,7 @@ export async function startRealWorld(cfg: LaneConfig, app: AppServer, secrets: {
   let daemon: Daemon | undefined
   let phones: PhoneFarm | undefined
   try {
-    const s = await startDaemon({ configFile: file, logger: silentLogger(), httpPort, journalDir: join(cfg.dir, 'journal-real') })
+    const s = await startDaemon({ configFile: file, logger: silentLogger(), httpPort, xmlCurlPort, journalDir: join(cfg.dir, 'journal-real') })
     if (!s.ok) throw new Error(s.error.join('\n'))
     daemon = s.value
     const d = daemon

@@ -68,6 +68,8 @@ export interface RecoveryRig {
   readonly configFile: string
   readonly journalDir: string
   readonly httpPort: number
+  /** The daemon's xml_curl listener, which the simulator posts to (fixed: the simulator outlives each daemon). */
+  readonly xmlCurlPort: number
   /** Starts a daemon on the rig's files and journal; waits for its ESL link. */
   daemon(): Promise<{ daemon: Daemon; logs: LogCapture }>
 }
@@ -85,13 +87,14 @@ export async function recoveryRig(t: Test, users: readonly Doc[]): Promise<Recov
     domains: { 'fault.test': (doc) => (doc.users as Doc[]).push(...users) },
   })
   const httpPort = await freePort()
+  const xmlCurlPort = await freePort()
   const store = await ConfigStore.open(configFile)
   if (!store.ok) throw new Error(store.error.join('; '))
   const cfg = store.value.current().config
   const sim = new Simulator({
     domains: cfg.domains,
     password: 'ClueCon',
-    xmlCurl: { url: `http://127.0.0.1:${httpPort}/freeswitch/xml_curl`, username: 'freeswitch', password: 'fault-xml-curl-secret' },
+    xmlCurl: { url: `http://127.0.0.1:${xmlCurlPort}/freeswitch/xml_curl`, username: 'freeswitch', password: 'fault-xml-curl-secret' },
     timeScale: SIM_SCALE,
   })
   const simPort = await sim.listen(0)
@@ -110,9 +113,10 @@ export async function recoveryRig(t: Test, users: readonly Doc[]): Promise<Recov
     configFile,
     journalDir,
     httpPort,
+    xmlCurlPort,
     async daemon() {
       const logs = new LogCapture()
-      const started = await startDaemon({ configFile, logger: createLogger('info', logs.stream), httpPort, journalDir })
+      const started = await startDaemon({ configFile, logger: createLogger('info', logs.stream), httpPort, xmlCurlPort, journalDir })
       if (!started.ok) throw new Error(started.error.join('; '))
       const daemon = started.value
       t.teardown(() => daemon.stop())

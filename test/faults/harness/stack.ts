@@ -92,6 +92,8 @@ export class FaultStack {
     readonly configFile: string,
     readonly httpPort: number,
     readonly eslPort: number,
+    /** The daemon's xml_curl listener, which the simulator posts to. */
+    readonly xmlCurlPort: number,
   ) {
     this.observer = new EslObserver(eslPort)
     t.teardown(() => this.observer.stop())
@@ -168,8 +170,10 @@ export async function faultStack(t: Test, opts: StackOptions = {}): Promise<Faul
   const configFile = join(dir, 'daemon.yaml')
   const httpPort = await freePort()
   const eslPort = await freePort()
+  const xmlCurlPort = await freePort()
   editYaml(configFile, (doc) => {
     ;(doc.http as Doc).port = httpPort
+    ;(doc.xml_curl as Doc).port = xmlCurlPort
     ;(doc.freeswitch as Doc).port = eslPort
     const cb: Doc = { ...(doc.callbacks as Doc), ...(opts.callbacks ?? {}) }
     if (cb.give_up_after_ms !== undefined && !schemaKnowsCallbackKey('give_up_after_ms', cb.give_up_after_ms)) {
@@ -185,7 +189,7 @@ export async function faultStack(t: Test, opts: StackOptions = {}): Promise<Faul
     if (opts.channelLimit !== undefined) doc.channel_limit = opts.channelLimit
     opts.domainEdit?.(doc)
   })
-  return new FaultStack(t, dir, configFile, httpPort, eslPort)
+  return new FaultStack(t, dir, configFile, httpPort, eslPort, xmlCurlPort)
 }
 
 export function editYaml(file: string, edit: (doc: Doc) => void): void {
