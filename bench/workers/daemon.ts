@@ -1,299 +1,35 @@
 /**
- * The composition root: builds every part of the picture in docs/architecture.md and wires them
- * together. main.ts (signals, arguments), the demo, the end-to-end tests and the benchmarks all
- * start the daemon through here, so they exercise exactly what operators run.
+ * The daemon under test (src/daemon.ts startDaemon, `freeswitch` mode against the simulator
+ * worker). Besides running it, this worker counts the FreeSWITCH events the daemon received:
+ * its listener is registered after the daemon's own (tracker, engine, CTI), so when it sees an
+ * event the daemon has finished handling it.
  */
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { ConfigStore } from './runtime/store.js'
-import type { Logger } from './util/logger.js'
-import { createLogger } from './util/logger.js'
-import { createApp } from './api/app.js'
-import { AuthThrottle, authThrottleMiddleware } from './api/throttle.js'
-import { idempotencyStoreOf } from './api/idempotency.js'
-import { connectPbx } from './pbx/connection.js'
-import { createChannelModel } from './channels/index.js'
-import { createEngine } from './origination/engine.js'
-import { CallbackDispatcher } from './callbacks/dispatcher.js'
-import { journalDirOf, openJournal } from './journal/index.js'
-import { xmlCurlRouter } from './xmlcurl/router.js'
-import { createXmlCurlApp } from './xmlcurl/listener.js'
-import { originOf, xmlCurlPathOf } from './config/endpoints.js'
-import { errorBody, statusOf } from './api/errors.js'
-import { createCti } from './cti/index.js'
-import { Simulator } from './sim/index.js'
-import type { PbxClient } from './pbx/types.js'
-import { createIvrRunner, acceptIvrDocument, type IvrRunner } from './ivr/runner/index.js'
-import { createFetcher, createIvrTransport } from './ivr/fetch/fetcher.js'
-import { allowListOf } from './net/allow-list.js'
-import { createCallbackTransport } from './callbacks/transport.js'
-import type { OriginationEngine } from './origination/plan.js'
-import { err, ok, type Result } from './util/result.js'
+import type * as DaemonModule from '../../src/daemon.js'
+import { failed, memory, ready, serve, str, eventCounter } from './rpc.js'
 
-export interface DaemonOptions {
-  /** Path of daemon.yaml. */
-  configFile: string
-  logger?: Logger
-  /** Listen on these instead of the configured ports (tests and the demo use 0: any free port). */
-  httpPort?: number
-  /**
-   * The xml_curl listener's port instead of `xml_curl.port`. When absent and `httpPort` is 0, it
-   * is 0 too: a caller asking for any free API port wants no fixed port anywhere (tests run side by side).
-   */
-  xmlCurlPort?: number
-  /** Simulator mode: port of the built-in simulator (0 = any free port). */
-  simulatorPort?: number
-  /** Simulator mode: multiply every simulated delay (tests use small values). */
-  simulatorTimeScale?: number
-  /** The journal's folder instead of `journal.dir` (tests and the demo: a folder of their own). */
-  journalDir?: string
+// The compiled daemon (bench/lib/build.ts), as operators run it.
+const { startDaemon } = (await import(`${str('codRoot')}/daemon.js`)) as typeof DaemonModule
+const started = await startDaemon({ configFile: str('configFile'), httpPort: 0 })
+if (!started.ok) {
+  await failed(started.error.join('; '))
+  process.exit(1)
 }
+const daemon = started.value
 
-export interface Daemon {
-  readonly store: ConfigStore
-  readonly logger: Logger
-  readonly pbx: PbxClient
-  /** The built-in simulator, in simulator mode. */
-  readonly simulator: Simulator | undefined
-  readonly httpPort: number
-  readonly baseUrl: string
-  /** The xml_curl listener (FreeSWITCH's documents): its port, `http://host:port`, and the URL mod_xml_curl posts to. */
-  readonly xmlCurlPort: number
-  readonly xmlCurlBaseUrl: string
-  readonly xmlCurlUrl: string
-  /** Loads the configuration again (SIGHUP); on failure the running one stays. */
-  reload(): Promise<Result<void, string[]>>
-  /** Graceful stop (SIGTERM): no new requests, pending callbacks delivered or left in the journal. */
-  stop(): Promise<void>
-}
+const events = eventCounter()
+daemon.pbx.onEvent((e) => {
+  const name = e['Event-Name'] ?? '?'
+  events.count(name)
+})
 
-const listen = (server: Server, port: number, host: string): Promise<number> =>
-  new Promise((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(port, host, () => {
-      server.off('error', reject)
-      resolve((server.address() as AddressInfo).port)
-    })
-  })
-
-/**
- * Every listener of the daemon is made here, so that they share every server setting
- * (timeouts): the API's and the xml_curl one.
- */
-const newServer = (): Server => createServer()
-
-/** Listens on each in turn; if one cannot, those already listening are closed and the reason returned. */
-async function listenAll(listeners: readonly { name: string; server: Server; host: string; port: number }[]): Promise<Result<number[], string[]>> {
-  const ports: number[] = []
-  for (const l of listeners) {
-    try {
-      ports.push(await listen(l.server, l.port, l.host))
-    } catch (e) {
-      await Promise.all(listeners.slice(0, ports.length).map((o) => new Promise<void>((resolve) => o.server.close(() => resolve()))))
-      return err([`${l.name}: cannot listen on ${l.host}:${l.port}: ${(e as Error).message}`])
-    }
-  }
-  return ok(ports)
-}
-
-/** Whether a listen address only accepts connections from this host. */
-const isLoopbackHost = (host: string): boolean => host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host)
-
-export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, string[]>> {
-  const opened = await ConfigStore.open(opts.configFile)
-  if (!opened.ok) return err(opened.error)
-  const store = opened.value
-  const cfg = store.current().config.daemon
-  const logger = opts.logger ?? createLogger(cfg.log.level)
-  const runtime = () => store.current()
-  // Accepted requests and their results, durable across crashes (docs/callbacks.md "Durability").
-  // Opened first: a folder that cannot be used stops the start before anything listens.
-  const journaled = await openJournal({
-    dir: opts.journalDir ?? journalDirOf(opts.configFile, cfg.journal.dir),
-    enabled: cfg.journal.enabled,
-    logger: logger.child({ part: 'journal' }),
-  })
-  if (!journaled.ok) return err([`journal: ${journaled.error}`])
-  const journal = journaled.value
-
-  // Two listeners (docs/deploy.md "Listeners"): the API's, and FreeSWITCH's documents on their own
-  // (loopback by default: the directory holds every SIP password). Both are made by newServer().
-  // Their ports must be known before the simulator starts: it fetches dialplans from us.
-  const server = newServer()
-  const xmlCurlServer = newServer()
-  const listening = await listenAll([
-    { name: 'http', server, host: cfg.http.host, port: opts.httpPort ?? cfg.http.port },
-    { name: 'xml_curl', server: xmlCurlServer, host: cfg.xml_curl.host, port: opts.xmlCurlPort ?? (opts.httpPort === 0 ? 0 : cfg.xml_curl.port) },
-  ])
-  if (!listening.ok) {
-    await journal.close()
-    return err(listening.error)
-  }
-  const [httpPort, xmlCurlPort] = listening.value as [number, number]
-  const baseUrl = originOf(cfg.http.host, httpPort)
-  const xmlCurlBaseUrl = originOf(cfg.xml_curl.host, xmlCurlPort)
-  const xmlCurlUrl = `${xmlCurlBaseUrl}${xmlCurlPathOf(cfg)}`
-
-  let simulator: Simulator | undefined
-  let eslPort = cfg.freeswitch.port
-  if (cfg.freeswitch.mode === 'simulator') {
-    simulator = new Simulator({
-      domains: store.current().config.domains,
-      password: cfg.freeswitch.password,
-      sipProfile: cfg.freeswitch.sip_profile,
-      xmlCurl: {
-        url: xmlCurlUrl,
-        username: cfg.xml_curl.username,
-        password: cfg.xml_curl.password,
-      },
-      logger: logger.child({ part: 'sim' }),
-      timeScale: opts.simulatorTimeScale ?? 1,
-    })
-    eslPort = await simulator.listen(opts.simulatorPort ?? cfg.freeswitch.port, cfg.freeswitch.host)
-    logger.info({ port: eslPort }, 'built-in FreeSWITCH simulator listening')
-  }
-
-  const pbx = connectPbx({
-    host: cfg.freeswitch.host,
-    port: eslPort,
-    password: cfg.freeswitch.password,
-    logger: logger.child({ part: 'pbx' }),
-    commandTimeoutMs: cfg.freeswitch.command_timeout_ms,
-  })
-  // The one table of live channels, fed by FreeSWITCH's events: origination and CTI read it.
-  const channels = createChannelModel({
-    pbx,
-    logger: logger.child({ part: 'channels' }),
-    directory: () => store.current().directory,
-    commandTimeoutMs: cfg.freeswitch.command_timeout_ms,
-  })
-
-  const callbackTransport = createCallbackTransport(() => store.current().config.daemon.callbacks)
-  const callbacks = new CallbackDispatcher({
-    settings: () => store.current().config.daemon.callbacks,
-    secretFor: (domain) => store.current().directory.domain(domain)?.config.callback_secret,
-    // The one outbound transport with callbacks.allow: every attempt's address is checked.
-    transport: callbackTransport,
-    journal,
-    logger: logger.child({ part: 'callbacks' }),
-  })
-  await callbacks.start()
-
-  const engine = createEngine({
-    pbx,
-    channels,
-    runtime,
-    callbacks,
-    logger: logger.child({ part: 'engine' }),
-    sipProfile: cfg.freeswitch.sip_profile,
-    huntConcurrency: cfg.hunt.concurrency_per_domain,
-    commandTimeoutMs: cfg.freeswitch.command_timeout_ms,
-    // Under a sped-up simulator the engine's own timers (hunt budget, watchdog) must follow.
-    ...(simulator !== undefined ? { timeScale: opts.simulatorTimeScale ?? 1 } : {}),
-  })
-  // A request without callback_url is over once its outcome is known (with one, its result record ends it).
-  engine.onOutcome((o) => void journal.ended(o.requestId))
-  // Requests an earlier run accepted without a result: adopted while their legs live, else their
-  // legs' records (or outcome_unknown) give the result (origination/recovery.ts). Not awaited: it
-  // waits for FreeSWITCH; results already journaled are the dispatcher's own to send again.
-  engine.recover(journal.replay().openRequests).catch((e: unknown) => logger.error({ err: e }, 'recovery failed'))
-
-  // Every IVR request goes through the one outbound transport with ivr.fetch_allow, read at each
-  // connection (a reload applies to the next one).
-  const ivrTransport = createIvrTransport({ allow: () => allowListOf(store.current().config.daemon.ivr.fetch_allow) })
-  const fetcher = createFetcher({
-    transport: ivrTransport,
-    logger: logger.child({ part: 'ivr-fetch' }),
-    accept: acceptIvrDocument,
-  })
-  const ivr = createIvrRunner({ pbx, runtime, fetcher, logger: logger.child({ part: 'ivr' }), transferGate: engine })
-
-  // One failed-authentication throttle for the API listener: its routes, gen_ws_ticket, the ws_cti upgrade (api/throttle.ts).
-  const throttle = new AuthThrottle(() => store.current().config.daemon.http.auth_throttle, logger.child({ part: 'auth-throttle' }))
-  const cti = createCti({ runtime, pbx, channels, logger: logger.child({ part: 'cti' }), throttle })
-  const app = createApp({
-    runtime,
-    throttle,
-    engine: registeringIvrSources(engine, ivr),
-    health: pbx,
-    journal,
-    // Idempotency-Key replies of the last 24 h, as the journal kept them across restarts.
-    idempotency: idempotencyStoreOf(journal.replay().idempotencyKeys),
-    logger: logger.child({ part: 'api' }),
-    routers: [cti.router],
-  })
-  server.on('request', app.callback())
-  // FreeSWITCH's listener has its own throttle (same http.auth_throttle settings, its own
-  // counts): a local API client guessing tokens must not lock FreeSWITCH out of its documents.
-  const xmlCurlThrottle = new AuthThrottle(() => store.current().config.daemon.http.auth_throttle, logger.child({ part: 'xml_curl-auth-throttle' }))
-  const xmlCurlApp = createXmlCurlApp({
-    // The dialplan bridges a request's destination only while the engine holds channels for it.
-    router: xmlCurlRouter({ runtime, logger: logger.child({ part: 'xml_curl' }), ivr, bridgeGate: engine }),
-    guard: authThrottleMiddleware(xmlCurlThrottle, (ctx, e) => {
-      ctx.status = statusOf(e)
-      ctx.body = errorBody(e)
-    }),
-    logger: logger.child({ part: 'xml_curl' }),
-  })
-  xmlCurlServer.on('request', xmlCurlApp.callback())
-  cti.attach(server)
-
-  store.onReload((r) => simulator?.setDomains(r.config.domains))
-
-  let stopping: Promise<void> | undefined
-  const stop = () => {
-    stopping ??= (async () => {
-      logger.info('stopping: no new requests; delivering pending callbacks')
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()))
-      server.closeIdleConnections()
-      await cti.close()
-      await engine.close()
-      channels.close()
-      await ivr.close()
-      // FreeSWITCH's documents are served until no leg of ours may still ask for one.
-      const xmlCurlClosed = new Promise<void>((resolve) => xmlCurlServer.close(() => resolve()))
-      xmlCurlServer.closeAllConnections()
-      await xmlCurlClosed
-      const flushed = await callbacks.shutdown(10_000)
-      logger.info(flushed, 'callbacks flushed')
-      await Promise.all([callbackTransport.close(), ivrTransport.close()])
-      await journal.close()
-      await pbx.close()
-      await simulator?.close()
-      server.closeAllConnections()
-      await closed
-      logger.info('stopped')
-    })()
-    return stopping
-  }
-
-  const reload = async (): Promise<Result<void, string[]>> => {
-    const r = await store.reload()
-    if (!r.ok) {
-      logger.error({ problems: r.error }, 'configuration reload refused; the running configuration stays')
-      return err(r.error)
-    }
-    logger.info({ domains: r.value.config.domains.map((d) => d.name) }, 'configuration reloaded')
-    return ok(undefined)
-  }
-
-  logger.info({ url: baseUrl, xml_curl: xmlCurlUrl, mode: cfg.freeswitch.mode }, 'daemon listening')
-  if (!isLoopbackHost(cfg.xml_curl.host)) {
-    logger.warn({ host: cfg.xml_curl.host }, 'xml_curl listener is not on loopback: it serves every SIP password to whoever has its credentials; firewall it (docs/deploy.md "Listeners")')
-  }
-  return ok({ store, logger, pbx, simulator, httpPort, baseUrl, xmlCurlPort, xmlCurlBaseUrl, xmlCurlUrl, reload, stop })
-}
-
-/**
- * An `xml_url:` destination's document must be known to the IVR runner before the leg is
- * originated: the dialplan hands the answered leg over under the request id, and the
- * xml_curl router accepts that key only if the runner holds it.
- */
-function registeringIvrSources(engine: OriginationEngine, ivr: IvrRunner): OriginationEngine {
-  return {
-    originate(plan) {
-      if (plan.destination.kind === 'ivr') ivr.register(plan.domain, plan.requestId, plan.destination.source)
-      return engine.originate(plan)
-    },
-  }
-}
+serve(
+  {
+    connected: () => daemon.pbx.isConnected(),
+    memory: () => memory(),
+    cpu: () => process.cpuUsage(),
+    events: events.snapshot,
+    resetEvents: events.reset,
+  },
+  () => daemon.stop(),
+)
+await ready({ baseUrl: daemon.baseUrl, xmlCurlUrl: daemon.xmlCurlUrl })
