@@ -23,6 +23,7 @@ import { apiError, errorBody, statusOf, type ApiError, type ApiErrorId } from '.
 import { IDEMPOTENCY_HEADER, IdempotencyStore, parseIdempotencyKey, REPLAYED_HEADER, requestDigest, type Claim } from './idempotency.js'
 import { OPERATIONS } from './operations/index.js'
 import { apiErrorOfRefusal } from './refusals.js'
+import { openApiRouter } from './openapi/router.js'
 import { callbackUrlRefusal } from './schema/url.js'
 import { authThrottleMiddleware, type AuthThrottle } from './throttle.js'
 
@@ -41,6 +42,23 @@ export interface AppDeps {
   /** Failed-authentication throttle of this listener (throttle.ts), checked before every route; absent only in tests. */
   throttle?: AuthThrottle
   newRequestId?: () => string
+  /** Told of every request once it is answered (the daemon's metrics, src/metrics/); must not throw. */
+  onRequest?: (r: RequestRecord) => void
+}
+
+/** One answered request, as the metrics count it: no UUID, no number, no client text. */
+export interface RequestRecord {
+  /** The API operation, when the path named one. */
+  readonly operation: Operation | undefined
+  readonly method: string
+  readonly path: string
+  readonly status: number
+  readonly errorId: ApiErrorId | undefined
+  /** The authenticated domain, when the request got that far. */
+  readonly domain: string | undefined
+  readonly seconds: number
+  /** How long FreeSWITCH took to accept the originate (engine.originate), when it was asked. */
+  readonly originateSeconds: number | undefined
 }
 
 /** What the log line of a request says; filled in as the request goes. */
@@ -51,6 +69,8 @@ interface RequestInfo {
   operation?: Operation
   errorId?: ApiErrorId
   uuids?: number
+  /** Seconds engine.originate took, when it ran. */
+  originateSeconds?: number
   /** Successful /healthz probes are logged at debug level: load balancers poll them. */
   quiet?: boolean
 }
@@ -159,7 +179,9 @@ export function createApp(deps: AppDeps): Koa {
         // A callback_url naming a refused address (loopback, private, metadata...) is refused now, before anything is originated.
         const refusedCallback = callbackUrlRefusal(plan.value.callbackUrl, allowListOf(runtime.config.daemon.callbacks.allow))
         if (refusedCallback !== undefined) return fail(ctx, refusedCallback)
+        const originateStart = process.hrtime.bigint()
         const accepted = await deps.engine.originate(plan.value)
+        info.originateSeconds = Number(process.hrtime.bigint() - originateStart) / 1e9
         if (!accepted.ok) return fail(ctx, apiErrorOfRefusal(accepted.error))
         // The call is placed: durable before the 200 (group commit), so that a crash cannot lose it.
         const p = plan.value
@@ -184,7 +206,9 @@ export function createApp(deps: AppDeps): Koa {
     })
   }
 
-  const routers: Router[] = [health, api, ...(deps.routers ?? [])]
+  // The OpenAPI document is built here, once (api/openapi/).
+  const openapi = openApiRouter(deps.runtime().config.daemon.http.prefix)
+  const routers: Router[] = [health, openapi, api, ...(deps.routers ?? [])]
 
   /** Nothing answered: 405 (with Allow) when some route has this path, else 404. */
   const unmatched = (ctx: Context): void => {
@@ -216,6 +240,17 @@ export function createApp(deps: AppDeps): Koa {
       ctx.remove('Content-Length')
       fail(ctx, error)
     } finally {
+      const elapsed = Number(process.hrtime.bigint() - info.start) / 1e9
+      deps.onRequest?.({
+        operation: info.operation,
+        method: ctx.method,
+        path: ctx.path,
+        status: ctx.status,
+        errorId: info.errorId,
+        domain: info.domain,
+        seconds: elapsed,
+        originateSeconds: info.originateSeconds,
+      })
       const line = {
         req_id: info.requestId,
         method: ctx.method,
@@ -225,7 +260,7 @@ export function createApp(deps: AppDeps): Koa {
         status: ctx.status,
         error: info.errorId,
         uuids: info.uuids,
-        ms: Math.round(Number(process.hrtime.bigint() - info.start) / 1e5) / 10,
+        ms: Math.round(elapsed * 1e4) / 10,
       }
       if (info.quiet === true) deps.logger.debug(line, 'http request')
       else deps.logger.info(line, 'http request')
@@ -234,6 +269,7 @@ export function createApp(deps: AppDeps): Koa {
   // Before every route: a blocked client gets 429 before any credential is compared.
   if (deps.throttle !== undefined) app.use(authThrottleMiddleware(deps.throttle, fail))
   app.use(health.routes())
+  app.use(openapi.routes())
   for (const router of deps.routers ?? []) app.use(router.routes())
   app.use(api.routes())
 

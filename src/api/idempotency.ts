@@ -28,12 +28,13 @@ export const IDEMPOTENCY_HEADER = 'Idempotency-Key'
 export const REPLAYED_HEADER = 'Idempotent-Replayed'
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
 
-const KEY_RE = /^[\x21-\x7e]{1,255}$/
+/** What an Idempotency-Key may be (also the OpenAPI document's pattern, api/openapi/). */
+export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/
 
 /** The header's key, undefined without one, or why it is refused. */
 export function parseIdempotencyKey(header: string | string[] | undefined): Result<string | undefined, ApiError> {
   if (header === undefined) return ok(undefined)
-  if (Array.isArray(header) || !KEY_RE.test(header)) {
+  if (Array.isArray(header) || !IDEMPOTENCY_KEY_PATTERN.test(header)) {
     return err(apiError('invalid_parameter', `${IDEMPOTENCY_HEADER}: must be given once, 1-255 visible ASCII characters (no spaces)`))
   }
   return ok(header)

@@ -3,7 +3,7 @@
  * startDaemon with the shipped configuration (ports 0, simulated time sped up), a local
  * callback receiver, and small helpers to call the API and wait for things to happen.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs'
 import { createServer, type IncomingHttpHeaders } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -23,6 +23,33 @@ export interface Harness {
   post(operation: string, body: unknown, auth?: string): Promise<{ status: number; body: Record<string, unknown> }>
   waitFor<T>(what: string, probe: () => T | undefined | false, timeoutMs?: number): Promise<T>
   close(): Promise<void>
+}
+
+/**
+ * When COD_E2E_RECORD names a file, every reply post() sees is appended to it as one JSON line
+ * (operation, status, the headers the OpenAPI document describes, body): test/openapi/ runs
+ * end-to-end files with it and checks each reply against the document.
+ */
+export const RECORD_ENV = 'COD_E2E_RECORD'
+const RECORDED_HEADERS = ['content-type', 'x-request-id', 'idempotent-replayed', 'www-authenticate', 'retry-after', 'allow']
+
+export interface RecordedReply {
+  readonly operation: string
+  readonly status: number
+  readonly headers: Record<string, string>
+  readonly body: unknown
+}
+
+export function recordReply(operation: string, res: Response, body: unknown): void {
+  const file = process.env[RECORD_ENV]
+  if (file === undefined || file === '') return
+  const headers: Record<string, string> = {}
+  for (const name of RECORDED_HEADERS) {
+    const v = res.headers.get(name)
+    if (v !== null) headers[name] = v
+  }
+  const rec: RecordedReply = { operation, status: res.status, headers, body }
+  appendFileSync(file, `${JSON.stringify(rec)}\n`)
 }
 
 export const DEMO_AUTH = `Basic ${Buffer.from('example.test:demo-token-example-test').toString('base64')}`
@@ -75,7 +102,9 @@ export async function startHarness(opts: { configFile?: string; timeScale?: numb
         headers: { 'content-type': 'application/json', authorization: auth },
         body: JSON.stringify(body),
       })
-      return { status: res.status, body: (await res.json()) as Record<string, unknown> }
+      const json = (await res.json()) as Record<string, unknown>
+      recordReply(operation, res, json)
+      return { status: res.status, body: json }
     },
     async close() {
       await daemon.stop()

@@ -9,7 +9,7 @@ import path from 'node:path'
 import t from 'tap'
 import { startDaemon, type Daemon } from '../../src/daemon.js'
 import { silentLogger } from '../../src/util/logger.js'
-import { DEMO_AUTH } from './harness.js'
+import { DEMO_AUTH, recordReply } from './harness.js'
 
 const start = async (journalDir: string): Promise<Daemon> => {
   const started = await startDaemon({ configFile: 'conf/daemon.yaml', logger: silentLogger(), httpPort: 0, simulatorPort: 0, simulatorTimeScale: 0.05, journalDir })
@@ -29,7 +29,9 @@ const post = async (d: Daemon, body: unknown, key: string) => {
     headers: { 'content-type': 'application/json', authorization: DEMO_AUTH, 'idempotency-key': key },
     body: JSON.stringify(body),
   })
-  return { status: res.status, text: await res.text(), replayed: res.headers.get('idempotent-replayed') }
+  const text = await res.text()
+  recordReply('call_user', res, JSON.parse(text))
+  return { status: res.status, text, replayed: res.headers.get('idempotent-replayed') }
 }
 
 const originates = (d: Daemon) => d.simulator?.commands.filter((c) => /^(bg)?api originate /.test(c.text)).length ?? 0

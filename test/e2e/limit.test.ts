@@ -15,7 +15,7 @@ import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import { startDaemon, type Daemon } from '../../src/daemon.js'
 import { silentLogger } from '../../src/util/logger.js'
-import { DEMO_AUTH } from './harness.js'
+import { recordReply, DEMO_AUTH } from './harness.js'
 
 const LIMIT = 20
 
@@ -103,7 +103,9 @@ const post = async (operation: string, body: unknown) => {
     headers: { 'content-type': 'application/json', authorization: DEMO_AUTH },
     body: JSON.stringify(body),
   })
-  return { status: res.status, body: (await res.json()) as { uuids?: string[]; error?: { id: string } } }
+  const reply = (await res.json()) as { uuids?: string[]; error?: { id: string } }
+  recordReply(operation, res, reply)
+  return { status: res.status, body: reply }
 }
 
 /** Hangs every call up from the far end and waits until the switch has no channel left. */

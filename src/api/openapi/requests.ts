@@ -1,0 +1,49 @@
+/**
+ * Request bodies as JSON Schema (draft 2020-12, the dialect of OpenAPI 3.1), generated from the
+ * zod schemas that parse them: REQUEST_SCHEMAS (api/operations/index.ts), described as clients
+ * write them (`io: 'input'`). gen_ws_ticket's body is parsed by CTI's own checks (cti/index.ts:
+ * only `uri`, required); TICKET_REQUEST describes that rule for the document only.
+ */
+import { z } from 'zod'
+import type { Operation } from '../../origination/plan.js'
+import { REQUEST_SCHEMAS } from '../operations/index.js'
+import type { JsonObject } from './json.js'
+
+const TICKET_REQUEST = z
+  .strictObject({
+    uri: z
+      .string()
+      .min(1)
+      .describe(
+        'The ws_cti URI the ticket is for: path and query (`/api/ws_cti?app_name=crm&user_name=alice`), or a whole ws:// or wss:// URL of which only the path and query count; without `ticket` and `full_events=true`.',
+      ),
+  })
+  .describe('Asks for a one-time ticket, valid for exactly this ws_cti URI, for cti.ticket_ttl_ms (default 10 s).')
+
+/** One zod schema as a JSON Schema fit for `components.schemas` (no `$schema` of its own). */
+export function jsonSchemaOf(schema: z.ZodType): JsonObject {
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io: 'input', target: 'draft-2020-12' }) as JsonObject
+  return rest
+}
+
+/** `components.schemas` name of each operation's request body. */
+export const requestSchemaName = (operation: Operation | 'gen_ws_ticket'): string =>
+  `${operation
+    .split('_')
+    .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+    .join('')}Request`
+
+export function requestSchemas(): Record<string, JsonObject> {
+  const out: Record<string, JsonObject> = {}
+  for (const [operation, schema] of Object.entries(REQUEST_SCHEMAS) as [Operation, z.ZodType][]) {
+    out[requestSchemaName(operation)] = jsonSchemaOf(schema)
+  }
+  out[requestSchemaName('gen_ws_ticket')] = jsonSchemaOf(TICKET_REQUEST)
+  return out
+}
+
+/** Whether the operation's request may carry callback_url (then the document lists its callback). */
+export function hasCallbackUrl(schema: JsonObject): boolean {
+  const props = schema['properties']
+  return typeof props === 'object' && props !== null && !Array.isArray(props) && 'callback_url' in props
+}
