@@ -3,10 +3,12 @@
  * (tsconfig.build.json), as operators run it (`npm start` runs dist/), into a cache folder of
  * its own (the repository's dist/ is left alone). Compiled code also gives CPU profiles real
  * function names and line numbers (tsx minifies whitespace: every frame would be on line 1).
- * Rebuilt when a file under src/ is newer than the last build.
+ * Rebuilt when a file under src/ is newer than the last build. The files under src/ that are not
+ * TypeScript (the live calls page's static files, src/ui/static/) are copied beside the output,
+ * as the build does for dist/.
  */
 import { spawnSync } from 'node:child_process'
-import { existsSync, readdirSync, statSync } from 'node:fs'
+import { cpSync, existsSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -35,6 +37,7 @@ export function ensureBuild(log: (line: string) => void): string {
   })
   // tsc emits even with type errors (another part may be mid-change); only a missing output is fatal.
   if (!existsSync(marker)) throw new Error(`build failed:\n${r.stdout}\n${r.stderr}`)
+  cpSync(join(ROOT, 'src'), BUILD_DIR, { recursive: true, filter: (from) => statSync(from).isDirectory() || !from.endsWith('.ts') })
   if (r.status !== 0) log(`tsc reported type errors (the code was emitted anyway):\n${r.stdout.split('\n').slice(0, 10).join('\n')}`)
   return BUILD_DIR
 }

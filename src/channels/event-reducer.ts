@@ -22,6 +22,7 @@ import { CHANNEL_VARS } from '../pbx/channel-vars.js'
 import type { FsEvent } from '../pbx/types.js'
 import { endUserOf, sameEndUser } from './end-user.js'
 import { COD_VAR_HEADERS, domainOfEvent, microsToMs, nonEmpty, userPart, varHeader } from './headers.js'
+import { Interner } from './intern.js'
 import { newChannel, type MutableChannel } from './record.js'
 import type { ChannelTable } from './table.js'
 import type { ChangeKind, ChannelChange, ChannelDirectory, ChannelState } from './types.js'
@@ -63,6 +64,12 @@ const H = {
   presenceId: varHeader('presence_id'),
   hangupCause: varHeader('hangup_cause'),
 } as const
+
+/** Values that repeat across calls, shared (src/channels/intern.ts). */
+const shared = new Interner()
+
+/** The `cod_*` variables whose values are unique per call: kept as they come. */
+const UNIQUE_VARS: ReadonlySet<string> = new Set([CHANNEL_VARS.requestId, CHANNEL_VARS.endUser, CHANNEL_VARS.destValue])
 
 /** Channels other than the event's own that it changed, in the order they changed. */
 type Others = Map<MutableChannel, ChangeKind>
@@ -160,7 +167,7 @@ export function applyEvent(table: ChannelTable, ev: FsEvent, ctx: ReducerContext
     case 'CHANNEL_HANGUP':
     case 'CHANNEL_HANGUP_COMPLETE': {
       const causeKnown = ch.hangupCause !== undefined
-      ch.hangupCause ??= nonEmpty(ev['Hangup-Cause']) ?? nonEmpty(ev[H.hangupCause])
+      ch.hangupCause ??= shared.of(nonEmpty(ev['Hangup-Cause']) ?? nonEmpty(ev[H.hangupCause]))
       if (ch.state !== 'hangup') {
         ch.hangupAt = at
         table.setState(ch, 'hangup', at)
@@ -171,7 +178,7 @@ export function applyEvent(table: ChannelTable, ev: FsEvent, ctx: ReducerContext
       break
     }
     case 'CHANNEL_DESTROY':
-      ch.hangupCause ??= nonEmpty(ev['Hangup-Cause']) ?? nonEmpty(ev[H.hangupCause])
+      ch.hangupCause ??= shared.of(nonEmpty(ev['Hangup-Cause']) ?? nonEmpty(ev[H.hangupCause]))
       if (ch.state !== 'hangup') {
         ch.hangupAt = at
         table.setState(ch, 'hangup', at)
@@ -214,18 +221,19 @@ function refresh(
   const previousEndUser = ch.vars[CHANNEL_VARS.endUser]
   for (const [varName, header] of COD_VAR_HEADERS) {
     const v = ev[header]
-    if (v !== undefined) ch.vars[varName] = v
+    if (v !== undefined && ch.vars[varName] !== v) ch.vars[varName] = UNIQUE_VARS.has(varName) ? v : shared.of(v)
   }
   const direction = ev['Call-Direction']
-  if (direction === 'inbound' || direction === 'outbound') ch.direction = direction
-  ch.callingName ??= nonEmpty(ev['Caller-Caller-ID-Name'])
-  ch.callingNumber ??= nonEmpty(ev['Caller-Caller-ID-Number'])
-  ch.calledNumber ??= nonEmpty(ev['Caller-Destination-Number'])
+  if (direction === 'inbound') ch.direction = 'inbound'
+  else if (direction === 'outbound') ch.direction = 'outbound'
+  ch.callingName ??= shared.of(nonEmpty(ev['Caller-Caller-ID-Name']))
+  ch.callingNumber ??= shared.of(nonEmpty(ev['Caller-Caller-ID-Number']))
+  ch.calledNumber ??= shared.of(nonEmpty(ev['Caller-Destination-Number']))
   if (!ch.gateway && nonEmpty(ev[H.sipGateway]) !== undefined) ch.gateway = true
   const requestId = nonEmpty(ev[H.requestId])
   if (requestId !== undefined) table.setRequest(ch, requestId)
-  ch.operation = nonEmpty(ev[H.operation]) ?? ch.operation
-  ch.role = nonEmpty(ev[H.role]) ?? ch.role
+  ch.operation = shared.of(nonEmpty(ev[H.operation])) ?? ch.operation
+  ch.role = shared.of(nonEmpty(ev[H.role])) ?? ch.role
 
   if (ch.domain === undefined) {
     const other = nonEmpty(ev['Other-Leg-Unique-ID'])

@@ -33,6 +33,7 @@ import { FreeSwitchClient, type FreeSwitchEventData } from 'esl-lite'
 import type { Logger } from '../util/logger.js'
 import { err, ok, type Result } from '../util/result.js'
 import { PATTERNS } from './commands.js'
+import { applyEventFilters, EXECUTE_NAME } from './event-filter.js'
 import { redactApp, redactCommand } from './redact.js'
 import { tapEslLite } from './esl-internals.js'
 import { DEFAULT_LINK_HEALTH, LinkHealth, type LinkHealthOptions, type LinkState } from './link-health.js'
@@ -40,7 +41,13 @@ import { NOOP_COMMAND, Outgoing } from './outgoing.js'
 import type { PbxJobSubmitter, SubmitOptions, SubmittedJob } from './submit.js'
 import type { EslApp, EslCommand, FsEvent, PbxClient, PbxError } from './types.js'
 
-/** The events the daemon follows (tracker, engine, CTI, IVR). */
+/**
+ * The events the daemon subscribes to (tracker, engine, CTI, IVR). FreeSWITCH then sends only
+ * the ones src/pbx/event-filter.ts lets through: CHANNEL_EXECUTE_COMPLETE only for the daemon's
+ * own `execute`. Not CHANNEL_HANGUP_COMPLETE: it says nothing the daemon reads that
+ * CHANNEL_HANGUP did not (the channel model ends a channel at whichever comes first,
+ * src/channels/event-reducer.ts), and it is the largest event of a call (its billing variables).
+ */
 export const SUBSCRIBED_EVENTS = [
   'CHANNEL_CREATE',
   'CHANNEL_PROGRESS',
@@ -50,7 +57,6 @@ export const SUBSCRIBED_EVENTS = [
   'CHANNEL_UNBRIDGE',
   'CHANNEL_PARK',
   'CHANNEL_HANGUP',
-  'CHANNEL_HANGUP_COMPLETE',
   'CHANNEL_DESTROY',
   'CHANNEL_EXECUTE_COMPLETE',
   'BACKGROUND_JOB',
@@ -95,14 +101,21 @@ interface PendingJob {
   timer: NodeJS.Timeout | undefined
 }
 
-/** esl-lite's parsed event as a header map of strings (event-json values are strings). */
+interface PendingExecute {
+  resolve: (r: Result<FsEvent, PbxError>) => void
+  timer: NodeJS.Timeout
+}
+
+/**
+ * esl-lite's parsed event as a header map of strings. event-json values are strings, except a
+ * header FreeSWITCH holds as an array (switch_event_serialize_json: a JSON array), which no
+ * reader here expects: such values are removed in place. The object esl-lite parsed is handed
+ * on as it is, not copied (a copy of every header of every event was 7-12 % of the daemon's
+ * CPU, docs/bench.md); nothing else holds it.
+ */
 const toFsEvent = (data: Record<string, unknown>): FsEvent => {
-  const out: Record<string, string> = {}
-  for (const k in data) {
-    const v = data[k]
-    if (typeof v === 'string') out[k] = v
-  }
-  return out
+  for (const k in data) if (typeof data[k] !== 'string') delete data[k]
+  return data as FsEvent
 }
 
 const mapError = (e: Error): PbxError => {
@@ -129,6 +142,8 @@ export function connectPbx(opts: PbxConnectionOptions): PbxConnection {
   const eventListeners = new Set<(e: FsEvent) => void>()
   const connectedListeners = new Set<() => void>()
   const jobs = new Map<string, PendingJob>()
+  /** Our `execute`s waiting for their CHANNEL_EXECUTE_COMPLETE, by the Application-UUID we gave them. */
+  const executes = new Map<string, PendingExecute>()
   /** Our commands not yet settled or whose reply is still due on their socket. */
   const outgoing = new Set<Outgoing>()
   let generation = 0
@@ -197,7 +212,7 @@ export function connectPbx(opts: PbxConnectionOptions): PbxConnection {
   client.stats = new Proxy(client.stats, {
     set(target, prop, value: unknown) {
       const done = Reflect.set(target, prop, value)
-      if (!closed && prop === 'authRequest') setImmediate(sendProbe) // after esl-lite queued auth and subscriptions
+      if (!closed && prop === 'authRequest') setImmediate(onNewSocket) // after esl-lite queued auth and subscriptions
       if (!closed && prop === 'disconnect') shutdownNotice('text/disconnect-notice')
       return done
     },
@@ -230,6 +245,21 @@ export function connectPbx(opts: PbxConnectionOptions): PbxConnection {
     })
     internals.enqueue(o)
     return o
+  }
+
+  /** The event filters (src/pbx/event-filter.ts), then the probe that marks the link up. */
+  function onNewSocket() {
+    if (closed || !socketOpen()) return
+    const gen = generation
+    void applyEventFilters(async (text) => {
+      if (gen !== generation || !socketOpen()) return undefined
+      const r = await send(text, () => gen === generation && socketOpen()).outcome
+      return r.kind === 'answered' ? r.replyText : undefined
+    }).then((outcome) => {
+      if (outcome.kind === 'unfiltered' && gen === generation && !closed)
+        log.warn({ command: outcome.refused, reply: outcome.reply }, 'FreeSWITCH refused an event filter: it sends every subscribed event (more bytes, nothing lost)')
+    })
+    sendProbe()
   }
 
   function sendProbe() {
@@ -272,7 +302,16 @@ export function connectPbx(opts: PbxConnectionOptions): PbxConnection {
   const deliver = (ev: FreeSwitchEventData) => {
     health.heard()
     const event = toFsEvent(ev.body.data)
-    if (event['Event-Name'] === 'BACKGROUND_JOB') {
+    const name = event['Event-Name']
+    if (name === 'CHANNEL_EXECUTE_COMPLETE') {
+      const appUuid = event['Application-UUID']
+      const pending = appUuid === undefined ? undefined : executes.get(appUuid)
+      if (pending !== undefined && appUuid !== undefined) {
+        executes.delete(appUuid)
+        clearTimeout(pending.timer)
+        pending.resolve(ok(event))
+      }
+    } else if (name === 'BACKGROUND_JOB') {
       const jobUuid = event['Job-UUID'] ?? ''
       const job = jobs.get(jobUuid)
       if (job !== undefined) {
@@ -341,9 +380,25 @@ export function connectPbx(opts: PbxConnectionOptions): PbxConnection {
       if (!PATTERNS.uuid.test(uuid)) return err({ kind: 'failed', reply: 'invalid uuid' })
       if (!usable()) return err({ kind: 'disconnected' })
       if (log.isLevelEnabled('debug')) log.debug({ uuid, ...redactApp(app) }, 'esl execute')
-      const r = await client.command_uuid(uuid, app.app, app.arg, timeoutMs ?? opts.commandTimeoutMs)
-      if (r instanceof Error) return err(mapError(r))
-      return ok(toFsEvent(r.body.data))
+      // Named so that its completion passes the event filter (src/pbx/event-filter.ts).
+      const appUuid = randomUUID()
+      const t = timeoutMs ?? opts.commandTimeoutMs
+      const completed = new Promise<Result<FsEvent, PbxError>>((resolve) => {
+        const timer = setTimeout(() => {
+          if (executes.delete(appUuid)) resolve(err({ kind: 'timeout' }))
+        }, t)
+        executes.set(appUuid, { resolve, timer })
+      })
+      const r = await client.execute_uuid(uuid, app.app, app.arg, { 'event-uuid': appUuid, 'event-uuid-name': EXECUTE_NAME }, t)
+      if (r instanceof Error) {
+        const pending = executes.get(appUuid)
+        if (pending !== undefined) {
+          executes.delete(appUuid)
+          clearTimeout(pending.timer)
+        }
+        return err(mapError(r))
+      }
+      return completed
     },
     onEvent(listener) {
       eventListeners.add(listener)
@@ -371,6 +426,11 @@ export function connectPbx(opts: PbxConnectionOptions): PbxConnection {
         job.resolve(err({ kind: 'disconnected' }))
       }
       jobs.clear()
+      for (const [, e] of executes) {
+        clearTimeout(e.timer)
+        e.resolve(err({ kind: 'disconnected' }))
+      }
+      executes.clear()
       client.end()
       // Let esl-lite's loop see the end of its socket.
       await new Promise((r) => setImmediate(r))

@@ -122,10 +122,11 @@ export class SessionThread {
 
   /**
    * switch_core_session_exec: CHANNEL_EXECUTE, the application, CHANNEL_EXECUTE_COMPLETE with
-   * Application-UUID (the sendmsg `event-uuid`, else a new uuid). Unknown applications hang the
+   * Application-UUID (the sendmsg `event-uuid`, else a new uuid) and, when the sendmsg named it
+   * (`event-uuid-name`), Application-UUID-Name. Unknown applications hang the
    * channel up with DESTINATION_OUT_OF_ORDER (switch_core_session_execute_application_get_flags).
    */
-  async execApp(s: Session, name: string, arg: string, opts: { appUuid?: string } = {}): Promise<void> {
+  async execApp(s: Session, name: string, arg: string, opts: { appUuid?: string; appUuidName?: string } = {}): Promise<void> {
     const { table, logger } = this.parts
     const impl = this.parts.apps[name]
     if (impl === undefined) {
@@ -140,11 +141,8 @@ export class SessionThread {
     s.setVar('current_application', name)
     s.setVar('current_application_data', expanded)
     s.setVar('current_application_response', undefined)
-    table.fireChannel('CHANNEL_EXECUTE', s, [
-      ['Application', name],
-      ['Application-Data', expanded],
-      ['Application-UUID', appUuid],
-    ])
+    const named: Array<[string, string]> = opts.appUuidName === undefined ? [] : [['Application-UUID-Name', opts.appUuidName]]
+    table.fireChannel('CHANNEL_EXECUTE', s, [['Application', name], ['Application-Data', expanded], ['Application-UUID', appUuid], ...named])
     const ac = new AbortController()
     s.appAborts.add(ac)
     try {
@@ -161,6 +159,7 @@ export class SessionThread {
       ['Application-Data', expanded],
       ['Application-Response', s.getVar('current_application_response') ?? '_none_'],
       ['Application-UUID', appUuid],
+      ...named,
     ])
     if (s.currentApp?.name === name) s.currentApp = undefined
   }

@@ -70,9 +70,11 @@ export function sendmsg(sw: Switch, rest: string, cmd: Command): string {
     if (arg === '' && (h.get('content-type') ?? '').toLowerCase() === 'text/plain') arg = cmd.body ?? ''
     const loops = Math.max(1, parseInt(h.get('loops') ?? '1', 10) || 1)
     const eventUuid = h.get('event-uuid')
+    const eventUuidName = h.get('event-uuid-name')
+    const opts = { ...(eventUuid !== undefined ? { appUuid: eventUuid } : {}), ...(eventUuidName !== undefined ? { appUuidName: eventUuidName } : {}) }
     if (app !== undefined && app !== '') {
       sw.queueMessage(s, async () => {
-        for (let i = 0; i < loops && s.up; i++) await sw.execApp(s, app, arg, eventUuid !== undefined ? { appUuid: eventUuid } : {})
+        for (let i = 0; i < loops && s.up; i++) await sw.execApp(s, app, arg, opts)
       })
     }
   } else if (command === 'hangup') {

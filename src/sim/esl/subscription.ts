@@ -163,9 +163,25 @@ export class EventSubscription {
   }
 }
 
+/**
+ * Each fired event's headers by lower-case name (the first of a name, as switch_event_get_header
+ * finds it), built once per event when a filter first reads it: every subscriber's every filter
+ * reads the same event, and a scan of its ~150 headers per filter made the simulator the
+ * bottleneck of the benchmarks.
+ */
+const byName = new WeakMap<SimEvent, Map<string, string>>()
+
 function header(ev: SimEvent, name: string): string | undefined {
-  const lower = name.toLowerCase()
-  return ev.headers.find(([k]) => k.toLowerCase() === lower)?.[1]
+  let map = byName.get(ev)
+  if (map === undefined) {
+    map = new Map()
+    for (const [k, v] of ev.headers) {
+      const lower = k.toLowerCase()
+      if (!map.has(lower)) map.set(lower, v)
+    }
+    byName.set(ev, map)
+  }
+  return map.get(name.toLowerCase())
 }
 
 /** switch_regex_perform with a `/pattern/flags` filter value. */
