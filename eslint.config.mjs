@@ -13,4 +13,14 @@ export default tseslint.config(
       eqeqeq: ['error', 'smart'],
     },
   },
+  {
+    // The live calls page's own scripts run in the browser (src/ui/static/, docs/ui.md).
+    files: ['src/ui/static/**/*.js'],
+    languageOptions: {
+      sourceType: 'module',
+      globals: Object.fromEntries(
+        ['window', 'document', 'location', 'fetch', 'WebSocket', 'TextEncoder', 'btoa', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'].map((g) => [g, 'readonly']),
+      ),
+    },
+  },
 )

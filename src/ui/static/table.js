@@ -1,0 +1,87 @@
+/**
+ * Draws the live calls table from the model's rows (calls.js), keyed by channel UUID so that an
+ * update changes a row in place (a screen reader keeps its place; nothing flickers). Every value
+ * goes in with textContent: a caller name like `<img onerror=...>` is shown as text, never
+ * parsed (the page's CSP also forbids markup from strings: src/ui/headers.ts).
+ */
+
+const COLUMNS = ['who', 'endUser', 'direction', 'state', 'duration', 'peer']
+
+export class CallsTable {
+  /** @param {HTMLTableSectionElement} tbody */
+  constructor(tbody) {
+    this.tbody = tbody
+    /** @type {Map<string, HTMLTableRowElement>} */
+    this.rows = new Map()
+  }
+
+  /** @param {Array<Record<string, string>>} rows in display order */
+  render(rows) {
+    const seen = new Set()
+    let previous = null
+    for (const row of rows) {
+      seen.add(row.uuid)
+      let tr = this.rows.get(row.uuid)
+      if (tr === undefined) {
+        tr = this.createRow(row.uuid)
+        this.rows.set(row.uuid, tr)
+      }
+      this.fill(tr, row)
+      // Keep the display order with as few moves as possible.
+      const wanted = previous === null ? this.tbody.firstElementChild : previous.nextElementSibling
+      if (wanted !== tr) this.tbody.insertBefore(tr, wanted)
+      previous = tr
+    }
+    for (const [uuid, tr] of this.rows) {
+      if (!seen.has(uuid)) {
+        tr.remove()
+        this.rows.delete(uuid)
+      }
+    }
+  }
+
+  createRow(uuid) {
+    const tr = document.createElement('tr')
+    tr.dataset.uuid = uuid
+    for (const column of COLUMNS) {
+      // The first cell names the row for screen readers.
+      const cell = document.createElement(column === 'who' ? 'th' : 'td')
+      if (column === 'who') {
+        cell.scope = 'row'
+        const name = document.createElement('span')
+        name.className = 'who'
+        const user = document.createElement('span')
+        user.className = 'user'
+        cell.append(name, user)
+      } else if (column === 'state') {
+        const badge = document.createElement('span')
+        badge.className = 'state'
+        cell.append(badge)
+      }
+      cell.dataset.column = column
+      tr.append(cell)
+    }
+    return tr
+  }
+
+  fill(tr, row) {
+    for (const cell of tr.cells) {
+      const column = cell.dataset.column
+      if (column === 'who') {
+        setText(cell.querySelector('.who'), row.who)
+        setText(cell.querySelector('.user'), row.user)
+      } else if (column === 'state') {
+        const badge = cell.querySelector('.state')
+        setText(badge, row.state)
+        if (badge.dataset.state !== row.state) badge.dataset.state = row.state
+      } else {
+        setText(cell, row[column])
+      }
+    }
+  }
+}
+
+/** Writes only what changed (assistive technology re-reads a changed node). */
+function setText(node, text) {
+  if (node.textContent !== text) node.textContent = text
+}
