@@ -1,0 +1,82 @@
+/**
+ * `cod check-config`: the shipped configuration passes; a refused one prints every problem with
+ * its file, key path and reason, the same problems the daemon's loader gives (src/config/load.ts).
+ */
+import { cpSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import t from 'tap'
+import { loadConfig, formatProblem } from '../../src/config/load.js'
+import { cod, ROOT, tempDir } from './run-cod.js'
+
+/** A copy of the shipped conf/ (without its journal) in a temp folder. */
+function copyOfShipped(t: Parameters<typeof tempDir>[0]): string {
+  const dir = tempDir(t, 'check')
+  cpSync(join(ROOT, 'conf/daemon.yaml'), join(dir, 'daemon.yaml'))
+  cpSync(join(ROOT, 'conf/domains'), join(dir, 'domains'), { recursive: true })
+  return dir
+}
+
+t.test('the shipped conf/daemon.yaml passes (exit 0)', async (t) => {
+  const r = await cod(['check-config', 'conf/daemon.yaml'])
+  t.equal(r.code, 0, r.stderr)
+  t.match(r.stdout, /conf\/daemon\.yaml: ok \(1 domain: example\.test\)/)
+  t.equal(r.stderr, '', 'no warning')
+})
+
+t.test('a bad domain file: each problem with file, key path and reason (exit 1), as the loader says', async (t) => {
+  const dir = copyOfShipped(t)
+  const domainFile = join(dir, 'domains/example.test.yaml')
+  const text = readFileSync(domainFile, 'utf8')
+  writeFileSync(domainFile, text.replace('channel_limit: 20', 'channel_limit: -1').replace('extension: "1002"', 'extension: "10x2"'))
+  const r = await cod(['check-config', join(dir, 'daemon.yaml')])
+  t.equal(r.code, 1)
+  t.match(r.stdout, `${domainFile}: channel_limit: `)
+  t.match(r.stdout, `${domainFile}: users[1].extension: must be 1-32 digits`)
+  t.match(r.stderr, /2 problems: the daemon would refuse this configuration/)
+  const loaded = await loadConfig(join(dir, 'daemon.yaml'))
+  t.notOk(loaded.ok)
+  if (!loaded.ok) t.same(r.stdout.trim().split('\n').length, loaded.error.length, 'one line per problem of the loader')
+  if (!loaded.ok) t.ok(loaded.error.map(formatProblem).every((p) => r.stdout.includes(p.split(': ').pop() ?? '')), 'the loader\'s reasons')
+})
+
+t.test('cross-domain rules and unknown keys are refused as the daemon refuses them', async (t) => {
+  const dir = copyOfShipped(t)
+  const domainFile = join(dir, 'domains/example.test.yaml')
+  writeFileSync(domainFile, readFileSync(domainFile, 'utf8').replace('members: [ bob, alice ]', 'members: [ bob, zoe ]'))
+  writeFileSync(join(dir, 'daemon.yaml'), `${readFileSync(join(dir, 'daemon.yaml'), 'utf8')}\nsurprise: 1\n`)
+  const r = await cod(['check-config', join(dir, 'daemon.yaml')])
+  t.equal(r.code, 1)
+  // The daemon file is checked first: its problem stops the load before the domains, as at start.
+  t.match(r.stdout, /daemon\.yaml: \(file\): Unrecognized key: "surprise"|daemon\.yaml: \(file\): .*surprise/)
+  writeFileSync(join(dir, 'daemon.yaml'), readFileSync(join(ROOT, 'conf/daemon.yaml'), 'utf8'))
+  const again = await cod(['check-config', join(dir, 'daemon.yaml')])
+  t.equal(again.code, 1)
+  t.match(again.stdout, `${domainFile}: groups[1].members[1]: no user named "zoe" in this domain`)
+})
+
+t.test('unreadable files: a missing daemon file, broken YAML (exit 1)', async (t) => {
+  const dir = tempDir(t, 'check')
+  const missing = await cod(['check-config', join(dir, 'nope.yaml')])
+  t.equal(missing.code, 1)
+  t.match(missing.stdout, /nope\.yaml: \(file\): cannot read: ENOENT/)
+  writeFileSync(join(dir, 'daemon.yaml'), 'http: [unclosed\n')
+  const broken = await cod(['check-config', join(dir, 'daemon.yaml')])
+  t.equal(broken.code, 1)
+  t.match(broken.stdout, /daemon\.yaml: \(file\): YAML: /)
+})
+
+t.test('deprecated keys: accepted with a warning on stderr (exit 0)', async (t) => {
+  const dir = copyOfShipped(t)
+  const file = join(dir, 'daemon.yaml')
+  writeFileSync(file, readFileSync(file, 'utf8').replace('give_up_after_ms: 86400000,', 'give_up_after_ms: 86400000, max_attempts: 5,'))
+  const r = await cod(['check-config', file])
+  t.equal(r.code, 0, r.stdout)
+  t.match(r.stderr, /warning: .*callbacks\.max_attempts: deprecated and ignored/)
+})
+
+t.test('usage: no file, two files (exit 2)', async (t) => {
+  const none = await cod(['check-config'])
+  t.equal(none.code, 2)
+  t.match(none.stderr, /one configuration file is expected/)
+  t.equal((await cod(['check-config', 'conf/daemon.yaml', 'conf/daemon.yaml'])).code, 2)
+})

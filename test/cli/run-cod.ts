@@ -1,0 +1,61 @@
+/**
+ * Runs the `cod` command as users do, in a child process (`node --import tsx src/cli/cod.ts`, the
+ * same module `npm run build` turns into dist/cli/cod.js), and returns its exit code and
+ * output. Every run is bounded: a child still running after `timeoutMs` is killed by its PID and
+ * the run fails. Temp folders for the tests' files are removed at their teardown.
+ */
+import { spawn } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { Test } from 'tap'
+
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url))
+export const COD_ENTRY = 'src/cli/cod.ts'
+
+export interface CodRun {
+  /** The exit code (null: killed at the timeout). */
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+export interface CodOptions {
+  readonly stdin?: string | Buffer
+  readonly env?: Record<string, string>
+  readonly timeoutMs?: number
+}
+
+export function cod(args: readonly string[], opts: CodOptions = {}): Promise<CodRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', COD_ENTRY, ...args], {
+      cwd: ROOT,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { ...process.env, ...opts.env },
+    })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')))
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')))
+    const timeoutMs = opts.timeoutMs ?? 30_000
+    const timer = setTimeout(() => {
+      if (child.pid !== undefined) process.kill(child.pid, 'SIGKILL')
+      reject(new Error(`cod ${args.join(' ')}: still running after ${timeoutMs} ms; stderr: ${stderr.slice(-1000)}`))
+    }, timeoutMs)
+    child.once('error', reject)
+    child.once('close', (code) => {
+      clearTimeout(timer)
+      resolve({ code, stdout, stderr })
+    })
+    child.stdin.on('error', () => undefined)
+    child.stdin.end(opts.stdin ?? '')
+  })
+}
+
+/** A temp folder removed at the test's end. */
+export function tempDir(t: Test, prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), `cod-${prefix}-`))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  return dir
+}
