@@ -35,6 +35,20 @@ export default {
       to: { path: '^src/(api|cti|origination)/' },
     },
     {
+      name: 'prom-client-only-in-metrics',
+      severity: 'error',
+      comment: 'Only src/metrics/ knows Prometheus: the parts report through small interfaces of their own (docs/operations.md "Metrics").',
+      from: { path: '^src/', pathNot: '^src/metrics/' },
+      to: { path: '(^|/)node_modules/prom-client/' },
+    },
+    {
+      name: 'metrics-only-from-daemon',
+      severity: 'error',
+      comment: 'src/metrics/ is wired by the composition root alone, so no part depends on the metrics.',
+      from: { path: '^src/', pathNot: '^src/(metrics/|daemon\\.ts$)' },
+      to: { path: '^src/metrics/' },
+    },
+    {
       name: 'not-to-unresolvable',
       severity: 'error',
       comment: 'An import that resolves to nothing is a typo or a missing dependency.',
@@ -44,7 +58,8 @@ export default {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '^(node_modules|dist)/' },
+    // node_modules stays in the graph (not followed) so that rules can name packages (prom-client).
+    exclude: { path: '^dist/' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     enhancedResolveOptions: {

@@ -21,7 +21,6 @@ import { createXmlCurlApp } from './xmlcurl/listener.js'
 import { originOf, xmlCurlPathOf } from './config/endpoints.js'
 import { errorBody, statusOf } from './api/errors.js'
 import { createCti } from './cti/index.js'
-import { uiRouter } from './ui/router.js'
 import { Simulator } from './sim/index.js'
 import type { PbxClient } from './pbx/types.js'
 import { createIvrRunner, acceptIvrDocument, type IvrRunner } from './ivr/runner/index.js'
@@ -30,6 +29,7 @@ import { allowListOf } from './net/allow-list.js'
 import { createCallbackTransport } from './callbacks/transport.js'
 import type { OriginationEngine } from './origination/plan.js'
 import { err, ok, type Result } from './util/result.js'
+import { countingFetcher, createMetrics, metricsRouter, METRICS_PATH } from './metrics/index.js'
 
 export interface DaemonOptions {
   /** Path of daemon.yaml. */
@@ -107,9 +107,6 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
   const cfg = store.current().config.daemon
   const logger = opts.logger ?? createLogger(cfg.log.level)
   const runtime = () => store.current()
-  // The live calls page's files, read now: a build that did not copy them stops the start (src/ui/).
-  const ui = uiRouter({ apiPrefix: cfg.http.prefix })
-  if (!ui.ok) return err([`ui: ${ui.error}`])
   // Accepted requests and their results, durable across crashes (docs/callbacks.md "Durability").
   // Opened first: a folder that cannot be used stops the start before anything listens.
   const journaled = await openJournal({
@@ -164,6 +161,32 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
     logger: logger.child({ part: 'pbx' }),
     commandTimeoutMs: cfg.freeswitch.command_timeout_ms,
   })
+  // Prometheus metrics (src/metrics/): read from the parts at each scrape; subscribed to the link
+  // before it can connect, so that only reconnections count as such. The sources' closures run
+  // at scrape time only, after every part below exists.
+  const metrics = createMetrics({
+    prefix: cfg.http.prefix,
+    sources: {
+      domains: () => store.current().config.domains.map((d) => ({ name: d.name, channelLimit: d.channel_limit })),
+      liveChannels: () => {
+        const live = new Map<string, number>()
+        for (const c of channels.liveChannels()) if (c.domain !== undefined) live.set(c.domain, (live.get(c.domain) ?? 0) + 1)
+        return live
+      },
+      eslConnected: () => pbx.isConnected(),
+      callbacks: () => {
+        const s = callbacks.stats()
+        const b = callbacks.backlog()
+        return { queued: s.pending, inFlight: s.inFlight, oldestPendingAt: b.oldestPendingAt, delivered: s.delivered, retried: b.retried, deadLettered: s.failed }
+      },
+      journal: () => {
+        const j = journal.stats()
+        return { bytes: j.segmentBytes, deadLetters: j.deadLetters, pendingResults: j.pendingResults, openRequests: j.openRequests, writeErrors: j.writeErrors }
+      },
+    },
+  })
+  pbx.onConnected(() => metrics.eslConnected())
+  pbx.onEvent((e) => metrics.eslEvent(e))
   // The one table of live channels, fed by FreeSWITCH's events: origination and CTI read it.
   const channels = createChannelModel({
     pbx,
@@ -210,7 +233,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
     logger: logger.child({ part: 'ivr-fetch' }),
     accept: acceptIvrDocument,
   })
-  const ivr = createIvrRunner({ pbx, runtime, fetcher, logger: logger.child({ part: 'ivr' }), transferGate: engine })
+  const ivr = createIvrRunner({ pbx, runtime, fetcher: countingFetcher(fetcher, (kind, outcome) => metrics.ivrFetch(kind, outcome)), logger: logger.child({ part: 'ivr' }), transferGate: engine })
 
   // One failed-authentication throttle for the API listener: its routes, gen_ws_ticket, the ws_cti upgrade (api/throttle.ts).
   const throttle = new AuthThrottle(() => store.current().config.daemon.http.auth_throttle, logger.child({ part: 'auth-throttle' }))
@@ -224,7 +247,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
     // Idempotency-Key replies of the last 24 h, as the journal kept them across restarts.
     idempotency: idempotencyStoreOf(journal.replay().idempotencyKeys),
     logger: logger.child({ part: 'api' }),
-    routers: [cti.router, ui.value],
+    onRequest: (r) => metrics.request(r),
+    routers: [cti.router, metricsRouter(metrics)],
   })
   server.on('request', app.callback())
   // FreeSWITCH's listener has its own throttle (same http.auth_throttle settings, its own
@@ -264,6 +288,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
       await journal.close()
       await pbx.close()
       await simulator?.close()
+      metrics.close()
       server.closeAllConnections()
       await closed
       logger.info('stopped')
@@ -282,6 +307,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
   }
 
   logger.info({ url: baseUrl, xml_curl: xmlCurlUrl, mode: cfg.freeswitch.mode }, 'daemon listening')
+  logger.info({ url: `${baseUrl}${METRICS_PATH}` }, 'Prometheus metrics served (on the API listener, no authentication)')
   if (!isLoopbackHost(cfg.xml_curl.host)) {
     logger.warn({ host: cfg.xml_curl.host }, 'xml_curl listener is not on loopback: it serves every SIP password to whoever has its credentials; firewall it (docs/deploy.md "Listeners")')
   }

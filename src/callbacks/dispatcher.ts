@@ -69,6 +69,14 @@ export interface CallbackStats {
   deadLetters: number
 }
 
+/** What the metrics read besides stats() (src/metrics/, at scrape time). */
+export interface CallbackBacklog {
+  /** Failed attempts tried again later, since start. */
+  retried: number
+  /** Unix ms the oldest result not yet delivered was produced; undefined when none is. */
+  oldestPendingAt: number | undefined
+}
+
 /** Where the dispatcher is in its life; it only moves forward. */
 type Phase =
   | { readonly kind: 'running' }
@@ -100,7 +108,7 @@ export class CallbackDispatcher implements CallbackSink {
   private idleWaiters: Array<() => void> = []
   /** Aborts in-flight attempts at the shutdown deadline. */
   private readonly abort = new AbortController()
-  private readonly counts = { delivered: 0, failed: 0, left: 0 }
+  private readonly counts = { delivered: 0, failed: 0, left: 0, retried: 0 }
 
   private started = false
   private phase: Phase = { kind: 'running' }
@@ -204,6 +212,15 @@ export class CallbackDispatcher implements CallbackSink {
     }
     const { delivered, failed, left } = this.counts
     return { pending, inFlight, delivered, failed, spooled: left, deadLetters: this.journal.stats().deadLetters }
+  }
+
+  /** O(pending): read at a metrics scrape, not per delivery. */
+  backlog(): CallbackBacklog {
+    let oldestPendingAt: number | undefined
+    for (const d of this.active.values()) {
+      if (oldestPendingAt === undefined || d.record.createdAt < oldestPendingAt) oldestPendingAt = d.record.createdAt
+    }
+    return { retried: this.counts.retried, oldestPendingAt }
   }
 
   private async runShutdown(budgetMs: number): Promise<{ delivered: number; spooled: number }> {
@@ -317,6 +334,7 @@ export class CallbackDispatcher implements CallbackSink {
       this.random,
     )
     if (step.kind === 'give_up') return this.deadLetter(d, step.reason)
+    this.counts.retried++
     this.logger.warn({ ...logFields(d), attempt: d.attempts, reason: outcome.reason, delay_ms: step.delayMs }, 'callback attempt failed; retry scheduled')
     // The schedule survives a restart; not awaited: lost at a crash, the retry only comes sooner.
     void this.journal.attempted(d.record.deliveryId, {
