@@ -26,6 +26,9 @@ VOLUME ["/var/lib/cod"]
 
 # The image's own unprivileged user (uid 1000).
 USER node
+# The API listener only. The xml_curl listener (xml_curl.port, 8081) serves FreeSWITCH every SIP
+# password: it is left out on purpose, so that `docker run -P` never publishes it; FreeSWITCH
+# reaches it on loopback (host networking) or over a private network (docs/deploy.md "Listeners").
 EXPOSE 8080
 # /healthz answers 503 while the event socket link to FreeSWITCH is down. It must be reachable
 # at 127.0.0.1:8080 inside the container (http.port 8080; http.host 127.0.0.1 with host

@@ -6,7 +6,7 @@
 #
 #   freeswitch/prepare-conf.sh --vanilla /usr/share/freeswitch/conf/vanilla --out /etc/freeswitch.new \
 #     --domain example.test --esl-password "$(openssl rand -hex 24)" \
-#     --xml-curl-url http://127.0.0.1:8080/freeswitch/xml_curl --xml-curl-credentials "freeswitch:<pw>" \
+#     --xml-curl-url http://127.0.0.1:8081/freeswitch/xml_curl --xml-curl-credentials "freeswitch:<pw>" \
 #     --external-ip 203.0.113.7 --carrier 198.51.100.20 [--carrier-cidr 198.51.100.20/32]
 #
 # Options (all but --vanilla and --out have the defaults shown in docs/deploy.md):
@@ -16,7 +16,9 @@
 #                             in its dialplan context
 #   --esl-password PW         mod_event_socket password (= daemon.yaml freeswitch.password)
 #   --esl-port PORT           mod_event_socket port, on 127.0.0.1 (default 8021)
-#   --xml-curl-url URL        http://<http.host>:<http.port><xml_curl.path>/xml_curl of daemon.yaml
+#   --xml-curl-url URL        the daemon's xml_curl listener (not its API listener):
+#                             http://<xml_curl.host>:<xml_curl.port><xml_curl.path>/xml_curl of daemon.yaml
+#                             (default http://127.0.0.1:8081/freeswitch/xml_curl)
 #   --xml-curl-credentials U:P  xml_curl.username:xml_curl.password of daemon.yaml
 #   --external-ip ADDR        the address phones and the carrier reach this host at (ext-sip-ip/ext-rtp-ip);
 #                             mandatory: vanilla's STUN lookup makes mod_sofia fail to load when it fails
@@ -32,7 +34,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 
 vanilla='' out='' domain=example.test esl_password='' esl_port=8021
-xml_curl_url=http://127.0.0.1:8080/freeswitch/xml_curl xml_curl_credentials=''
+xml_curl_url=http://127.0.0.1:8081/freeswitch/xml_curl xml_curl_credentials=''
 external_ip='' local_ip='' sip_port=5060 rtp_ports='' carrier='' carrier_cidr=''
 carrier_user=carrier-account carrier_password=carrier-password carrier_register=false codecs=OPUS,PCMU,PCMA
 while [ $# -gt 0 ]; do
