@@ -21,6 +21,7 @@ import { createXmlCurlApp } from './xmlcurl/listener.js'
 import { originOf, xmlCurlPathOf } from './config/endpoints.js'
 import { errorBody, statusOf } from './api/errors.js'
 import { createCti } from './cti/index.js'
+import { uiRouter } from './ui/router.js'
 import { Simulator } from './sim/index.js'
 import type { PbxClient } from './pbx/types.js'
 import { createIvrRunner, acceptIvrDocument, type IvrRunner } from './ivr/runner/index.js'
@@ -107,6 +108,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
   const cfg = store.current().config.daemon
   const logger = opts.logger ?? createLogger(cfg.log.level)
   const runtime = () => store.current()
+  // The live calls page's files, read now: a build that did not copy them stops the start (src/ui/).
+  const ui = uiRouter({ apiPrefix: cfg.http.prefix })
+  if (!ui.ok) return err([`ui: ${ui.error}`])
   // Accepted requests and their results, durable across crashes (docs/callbacks.md "Durability").
   // Opened first: a folder that cannot be used stops the start before anything listens.
   const journaled = await openJournal({
@@ -248,7 +252,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
     idempotency: idempotencyStoreOf(journal.replay().idempotencyKeys),
     logger: logger.child({ part: 'api' }),
     onRequest: (r) => metrics.request(r),
-    routers: [cti.router, metricsRouter(metrics)],
+    routers: [cti.router, metricsRouter(metrics), ui.value],
   })
   server.on('request', app.callback())
   // FreeSWITCH's listener has its own throttle (same http.auth_throttle settings, its own
