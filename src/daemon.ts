@@ -31,6 +31,7 @@ import { createCallbackTransport } from './callbacks/transport.js'
 import type { OriginationEngine } from './origination/plan.js'
 import { err, ok, type Result } from './util/result.js'
 import { countingFetcher, createMetrics, metricsRouter, METRICS_PATH } from './metrics/index.js'
+import type { ClusterNode } from './cluster/index.js'
 
 export interface DaemonOptions {
   /** Path of daemon.yaml. */
@@ -210,6 +211,19 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
   })
   await callbacks.start()
 
+  // A node of a cluster (docs/cluster.md), only with a `cluster` section: loaded on demand, so a
+  // single node never loads Redis. Its counts are the engine's, bound once the engine exists.
+  let inUseOf = (_domain: string): number => 0
+  const cluster: ClusterNode | undefined =
+    cfg.cluster === undefined
+      ? undefined
+      : await (await import('./cluster/index.js')).startCluster(cfg.cluster, {
+          apiUrl: baseUrl,
+          domains: () => store.current().config.domains.map((d) => d.name),
+          localInUse: (d) => inUseOf(d),
+          logger: logger.child({ part: 'cluster' }),
+        })
+
   const engine = createEngine({
     pbx,
     channels,
@@ -219,9 +233,11 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
     sipProfile: cfg.freeswitch.sip_profile,
     huntConcurrency: cfg.hunt.concurrency_per_domain,
     commandTimeoutMs: cfg.freeswitch.command_timeout_ms,
+    ...(cluster !== undefined ? { sharedLimit: cluster.sharedLimit } : {}),
     // Under a sped-up simulator the engine's own timers (hunt budget, watchdog) must follow.
     ...(simulator !== undefined ? { timeScale: opts.simulatorTimeScale ?? 1 } : {}),
   })
+  inUseOf = (d) => engine.inUse(d)
   // A request without callback_url is over once its outcome is known (with one, its result record ends it).
   engine.onOutcome((o) => void journal.ended(o.requestId))
   // Requests an earlier run accepted without a result: adopted while their legs live, else their
@@ -280,6 +296,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
       server.closeIdleConnections()
       await cti.close()
       await engine.close()
+      await cluster?.close()
       channels.close()
       await ivr.close()
       // FreeSWITCH's documents are served until no leg of ours may still ask for one.

@@ -29,6 +29,8 @@ export const ERROR_STATUS = {
   too_many_requests: 429,
   internal_error: 500,
   pbx_unavailable: 503,
+  /** A node of a cluster cannot reach Redis, so it cannot check the shared channel limit (docs/cluster.md). */
+  cluster_unavailable: 503,
 } as const
 
 export type ApiErrorId = keyof typeof ERROR_STATUS

@@ -11,6 +11,7 @@ const ERROR_ID: Readonly<Record<RefusalReason, ApiErrorId>> = {
   no_member_available: 'no_member_available',
   channel_limit_reached: 'channel_limit_reached',
   pbx_unavailable: 'pbx_unavailable',
+  cluster_unavailable: 'cluster_unavailable',
   internal: 'internal_error',
 }
 

@@ -258,6 +258,22 @@ export const daemonSchema = z.strictObject({
       max_buffered_bytes: z.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
     })
     .prefault({}),
+  /**
+   * Several boxes sharing limits, registrations, CTI and results through Redis (docs/cluster.md).
+   * Absent: one box, everything in process, and nothing of src/cluster/ is loaded.
+   */
+  cluster: z
+    .strictObject({
+      /** redis://[user:password@]host:port[/db] (or rediss://): the Redis (or Valkey) every node shares. */
+      redis: z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' }),
+      /** This node's name among the nodes: unique, stable across restarts (its leases and results are filed under it). */
+      node_id: z.string().regex(ID_RE, 'must be 1-64 characters A-Z a-z 0-9 _ -, starting with a letter or digit'),
+      /** A node whose lease is not renewed for this long is dead: its channels stop counting, a peer delivers its results. */
+      lease_ms: z.number().int().min(1000).max(60000).default(5000),
+      /** Where peers reach this node's API (forwarded call_user, CTI commands). Default: the API listener's own address. */
+      api_url: httpUrl.optional(),
+    })
+    .optional(),
   log: z
     .strictObject({
       level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

@@ -28,6 +28,33 @@ export function admit(plan: OriginationPlan, s: AdmissionState): Result<DomainDi
 }
 
 /**
+ * The channel limit shared with other nodes (src/cluster/, docs/cluster.md), when there is a
+ * cluster: asked after the node's own limiter reserved the request's channels, so `localInUse`
+ * already counts them. A refusal means the engine releases what it reserved.
+ */
+export interface SharedLimit {
+  reserve(domain: string, limit: number, wanted: number, localInUse: number): Promise<Result<void, OriginationRefusal>>
+}
+
+/**
+ * The cluster's word on channels reserved locally (reserveLegs): without a cluster, yes at once;
+ * refused, the originator legs are released here (the engine drops the destination's hold).
+ */
+export async function reserveShared(
+  shared: SharedLimit | undefined,
+  limiter: ChannelLimiter,
+  domain: string,
+  limit: number,
+  demand: LegDemand,
+): Promise<Result<void, OriginationRefusal>> {
+  if (shared === undefined) return ok(undefined)
+  const wanted = demand.uuids.length + (demand.destination?.slots ?? 0)
+  const r = await shared.reserve(domain, limit, wanted, limiter.inUse(domain))
+  if (!r.ok) limiter.release(...demand.uuids)
+  return r
+}
+
+/**
  * Reserves every channel the request may create (its originator legs, and its destination's
  * legs for after the answer) if they all fit under the domain's limit; otherwise refuses.
  */

@@ -21,7 +21,7 @@ import type { Runtime } from '../runtime/store.js'
 import type { PbxClient } from '../pbx/types.js'
 import type { Logger } from '../util/logger.js'
 import { err, type Result } from '../util/result.js'
-import { admit } from './admission.js'
+import { admit, type SharedLimit } from './admission.js'
 import { createAttempts } from './attempt.js'
 import { createLegCanceller } from './cancel.js'
 import { ChannelLimiter } from './channel-limit.js'
@@ -54,6 +54,8 @@ export interface EngineDeps {
   readonly sipProfile: string
   /** Hunts running at once per domain (p-queue concurrency). */
   readonly huntConcurrency: number
+  /** In a cluster: the channel limit across nodes, asked after this node's own (src/cluster/, docs/cluster.md). */
+  readonly sharedLimit?: SharedLimit
   /** Time allowed for one ESL command (sofia_contact, the originate's acceptance). Default 5000 ms. */
   readonly commandTimeoutMs?: number
   /** How long after an originate's own timeout the watchdog steps in. Default 15000 ms. */
@@ -130,7 +132,8 @@ export function createEngine(deps: EngineDeps): Engine {
   const recovery = createRecovery({ pbx, channels, records, requests, cancel, logger: log.child({ part: 'recovery' }), graceMs })
   const attempts = createAttempts({ pbx, channels, limiter, cancel, runtime, logger: log, commandTimeoutMs, graceMs, timeScale, records })
   const lookupContacts = createContactLookup(pbx, commandTimeoutMs, log)
-  const singles = createSingleCalls({ limiter, requests, attempts, lookupContacts })
+  const shared = deps.sharedLimit !== undefined ? { shared: deps.sharedLimit } : {}
+  const singles = createSingleCalls({ limiter, requests, attempts, lookupContacts, ...shared })
   const groups = createGroupCalls({
     limiter,
     requests,
@@ -141,6 +144,7 @@ export function createEngine(deps: EngineDeps): Engine {
     huntConcurrency: deps.huntConcurrency,
     timeScale,
     isClosed: () => closed,
+    ...shared,
   })
 
   const originate = async (plan: OriginationPlan): Promise<Result<OriginationAccepted, OriginationRefusal>> => {

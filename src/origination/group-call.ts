@@ -11,7 +11,7 @@ import type { Runtime } from '../runtime/store.js'
 import type { DomainDirectory, User } from '../directory/directory.js'
 import type { Logger } from '../util/logger.js'
 import { err, ok, type Result } from '../util/result.js'
-import { reserveLegs } from './admission.js'
+import { reserveLegs, reserveShared, type SharedLimit } from './admission.js'
 import type { Attempts } from './attempt.js'
 import type { ChannelLimiter } from './channel-limit.js'
 import type { ContactLookup } from './contacts.js'
@@ -35,6 +35,8 @@ export interface GroupCallDeps {
   readonly timeScale: number
   /** True once the engine is closing. */
   readonly isClosed: () => boolean
+  /** The limit shared with other nodes, in a cluster (docs/cluster.md). */
+  readonly shared?: SharedLimit
 }
 
 export interface GroupCalls {
@@ -87,12 +89,17 @@ export function createGroupCalls(deps: GroupCallDeps): GroupCalls {
     const slots = await destinationSlots
     if (!slots.ok) return err(slots.error)
     // No await between the check and the reservation (channel-limit.ts).
-    const reserved = reserveLegs(limiter, plan.domain, dom.config.channel_limit, {
-      uuids: first.uuids,
-      destination: { requestId: plan.requestId, slots: slots.value },
-    })
+    const demand = { uuids: first.uuids, destination: { requestId: plan.requestId, slots: slots.value } }
+    const reserved = reserveLegs(limiter, plan.domain, dom.config.channel_limit, demand)
     if (!reserved.ok) return err(reserved.error)
     const req = requests.open(plan, dom)
+    // In a cluster, the other nodes' channels count too (a later member is counted by this node only: docs/cluster.md).
+    const shared = await reserveShared(deps.shared, limiter, plan.domain, dom.config.channel_limit, demand)
+    if (!shared.ok || req.stopped) {
+      requests.forget(plan.requestId)
+      if (shared.ok) limiter.release(...first.uuids)
+      return err(shared.ok ? STOPPING : shared.error)
+    }
     let started = performance.now()
     let accept!: (r: Acceptance) => void
     const accepted = new Promise<Acceptance>((r) => (accept = r))

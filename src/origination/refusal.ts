@@ -14,6 +14,8 @@ export type RefusalReason =
   | 'channel_limit_reached'
   /** FreeSWITCH is not connected, did not answer in time, or the daemon is stopping. */
   | 'pbx_unavailable'
+  /** The cluster's shared state (Redis) cannot be asked, so the shared channel limit cannot be checked (docs/cluster.md). */
+  | 'cluster_unavailable'
   /** Anything else: a bug, a refused command, an unknown domain. */
   | 'internal'
 

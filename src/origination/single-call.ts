@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto'
 import type { DomainDirectory, User } from '../directory/directory.js'
 import { err, ok, type Result } from '../util/result.js'
-import { reserveLegs } from './admission.js'
+import { reserveLegs, reserveShared, type SharedLimit } from './admission.js'
 import type { Attempts } from './attempt.js'
 import type { ChannelLimiter } from './channel-limit.js'
 import type { ContactLookup } from './contacts.js'
@@ -23,6 +23,8 @@ export interface SingleCallDeps {
   readonly requests: Requests
   readonly attempts: Attempts
   readonly lookupContacts: ContactLookup
+  /** The limit shared with other nodes, in a cluster (docs/cluster.md). */
+  readonly shared?: SharedLimit
 }
 
 type Placed = Promise<Result<OriginationAccepted, OriginationRefusal>>
@@ -41,12 +43,17 @@ export function createSingleCalls(deps: SingleCallDeps): SingleCalls {
     const slots = await destinationSlots
     if (!slots.ok) return err(slots.error)
     // No await between the check and the reservation (channel-limit.ts).
-    const reserved = reserveLegs(deps.limiter, plan.domain, dom.config.channel_limit, {
-      uuids,
-      destination: { requestId: plan.requestId, slots: slots.value },
-    })
+    const demand = { uuids, destination: { requestId: plan.requestId, slots: slots.value } }
+    const reserved = reserveLegs(deps.limiter, plan.domain, dom.config.channel_limit, demand)
     if (!reserved.ok) return err(reserved.error)
     const req = requests.open(plan, dom)
+    // In a cluster, the other nodes' channels count too; opened first so the hold is not swept meanwhile.
+    const shared = await reserveShared(deps.shared, deps.limiter, plan.domain, dom.config.channel_limit, demand)
+    if (!shared.ok || req.stopped) {
+      requests.forget(plan.requestId)
+      if (shared.ok) deps.limiter.release(...uuids)
+      return err(shared.ok ? STOPPING : shared.error)
+    }
     const started = await attempts.start(req, legs, plan.answerTimeoutSec)
     if (!started.ok) {
       requests.forget(plan.requestId)

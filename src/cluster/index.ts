@@ -1,0 +1,68 @@
+/**
+ * A node of a cluster (docs/cluster.md): several FreeSWITCH boxes, one daemon beside each,
+ * sharing state through one Redis. Loaded by src/daemon.ts only when daemon.yaml has a `cluster`
+ * section (a dynamic import): a single node never loads this folder nor ioredis.
+ *
+ * What it gives the daemon: the channel limit across nodes (`sharedLimit`, for the engine), kept
+ * by this node's lease and counts (lease.ts).
+ */
+import type { DaemonConfig } from '../config/schema.js'
+import type { SharedLimit } from '../origination/admission.js'
+import type { Logger } from '../util/logger.js'
+import { connectRedis } from './connection.js'
+import { clusterKeys } from './keys.js'
+import { keepLease } from './lease.js'
+import { createSharedLimit } from './shared-limit.js'
+
+export type ClusterConfig = NonNullable<DaemonConfig['cluster']>
+
+/** How long a start waits for Redis before going on without it (admissions answer 503 meanwhile). */
+const START_WAIT_MS = 3000
+
+export interface ClusterDeps {
+  /** Where peers reach this node's API when `cluster.api_url` does not say. */
+  readonly apiUrl: string
+  readonly domains: () => readonly string[]
+  /** This node's channels in use for a domain (the engine's limiter: live + reserved). */
+  readonly localInUse: (domain: string) => number
+  readonly logger: Logger
+  /** Key prefix in Redis (tests: one per test file when they share a Redis). */
+  readonly prefix?: string
+}
+
+export interface ClusterNode {
+  readonly nodeId: string
+  readonly sharedLimit: SharedLimit
+  /** Stops renewing the lease and closes the connection. */
+  close(): Promise<void>
+}
+
+export async function startCluster(cfg: ClusterConfig, deps: ClusterDeps): Promise<ClusterNode> {
+  const log = deps.logger
+  const conn = connectRedis(cfg.redis, log)
+  const keys = clusterKeys(deps.prefix)
+  const lease = keepLease({
+    conn,
+    keys,
+    nodeId: cfg.node_id,
+    apiUrl: cfg.api_url ?? deps.apiUrl,
+    leaseMs: cfg.lease_ms,
+    domains: deps.domains,
+    localInUse: deps.localInUse,
+    logger: log,
+  })
+  const renewed = await Promise.race([
+    new Promise<boolean>((resolve) => conn.onReady(() => void lease.renewNow().then(resolve))),
+    new Promise<boolean>((resolve) => setTimeout(() => resolve(false), START_WAIT_MS).unref()),
+  ])
+  if (renewed) log.info({ node: cfg.node_id, leaseMs: cfg.lease_ms }, 'cluster node joined')
+  else log.warn({ node: cfg.node_id }, 'cluster: Redis not reachable yet; admissions are refused (503) until it is')
+  return {
+    nodeId: cfg.node_id,
+    sharedLimit: createSharedLimit({ conn, keys, nodeId: cfg.node_id, leaseMs: cfg.lease_ms, lease }),
+    async close() {
+      await lease.stop()
+      await conn.close()
+    },
+  }
+}

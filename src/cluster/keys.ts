@@ -1,0 +1,31 @@
+/**
+ * The names of everything the nodes share in Redis (docs/cluster.md "What is shared"), in one
+ * place so that the Lua scripts, the nodes and the tests agree. All under one prefix, so a Redis
+ * may serve other things (or two clusters, with two prefixes).
+ *
+ * One Redis (or a Sentinel-managed primary), not Redis Cluster: the scripts read keys they find
+ * while running (the lease of each node counted), which Redis Cluster's slot rules forbid.
+ */
+export interface ClusterKeys {
+  /** A node's lease: exists while the node lives (SET PX, renewed every lease/3). */
+  lease(node: string): string
+  /** Prefix of every lease key: the scripts append a node id to it. */
+  readonly leasePrefix: string
+  /** Hash node id → its API's URL: every node that ever joined (the registry). */
+  readonly nodes: string
+  /** Hash node id → channels in use (live + reserved) of one domain on that node. */
+  inUse(domain: string): string
+  /** When this Redis first saw a node (ms): admissions wait one lease after it (a restarted, empty Redis). */
+  readonly since: string
+}
+
+export function clusterKeys(prefix = 'cod'): ClusterKeys {
+  const leasePrefix = `${prefix}:lease:`
+  return {
+    lease: (node) => `${leasePrefix}${node}`,
+    leasePrefix,
+    nodes: `${prefix}:nodes`,
+    inUse: (domain) => `${prefix}:inuse:${domain.toLowerCase()}`,
+    since: `${prefix}:since`,
+  }
+}
