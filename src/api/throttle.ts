@@ -2,7 +2,7 @@
  * Throttled authentication (docs/api.md "Throttled authentication"): a client address that
  * fails authentication `http.auth_throttle.max_failures` times within `window_ms` gets
  * `429 too_many_requests` with `Retry-After` on every route of the listener (API, gen_ws_ticket,
- * the ws_cti upgrade, xml_curl), checked BEFORE any credential is compared, until its window ends.
+ * the ws_cti upgrade; xml_curl on its own listener), checked BEFORE any credential is compared, until its window ends.
  *
  * The rule, and why it is keyed as it is:
  * - Refusal is keyed on the client address only (IPv4, or the /64 of an IPv6 address: one
@@ -22,9 +22,9 @@
  * An attacker with more addresses than that can push its own entries out, which only costs it
  * the block it had earned on the address evicted; valid callers are never refused by eviction.
  *
- * One instance per listener: the API listener's instance also covers xml_curl while it is
- * served there; a separate xml_curl listener should get its own instance, so that a local API
- * client guessing tokens cannot lock FreeSWITCH (also on loopback) out of its documents.
+ * One instance per listener: the API listener's, and the xml_curl listener's own (src/daemon.ts),
+ * so that a local API client guessing tokens cannot lock FreeSWITCH (also on loopback) out of
+ * its documents.
  */
 import { isIPv6 } from 'node:net'
 import type { Context, Middleware } from 'koa'
