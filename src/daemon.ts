@@ -11,6 +11,8 @@ import { createLogger } from './util/logger.js'
 import { createApp } from './api/app.js'
 import { AuthThrottle, authThrottleMiddleware } from './api/throttle.js'
 import { idempotencyStoreOf } from './api/idempotency.js'
+import { unsettledIntents } from './api/unsettled-intents.js'
+import { journalIntents } from './origination/intents.js'
 import { connectPbx } from './pbx/connection.js'
 import { createChannelModel } from './channels/index.js'
 import { createEngine } from './origination/engine.js'
@@ -234,6 +236,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
     huntConcurrency: cfg.hunt.concurrency_per_domain,
     commandTimeoutMs: cfg.freeswitch.command_timeout_ms,
     ...(cluster !== undefined ? { sharedLimit: cluster.sharedLimit } : {}),
+    // Durable before a request's first originate (origination/intents.ts): a crash before the reply loses nothing.
+    intents: journalIntents(journal),
     // Under a sped-up simulator the engine's own timers (hunt budget, watchdog) must follow.
     ...(simulator !== undefined ? { timeScale: opts.simulatorTimeScale ?? 1 } : {}),
   })
@@ -243,7 +247,11 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
   // Requests an earlier run accepted without a result: adopted while their legs live, else their
   // legs' records (or outcome_unknown) give the result (origination/recovery.ts). Not awaited: it
   // waits for FreeSWITCH; results already journaled are the dispatcher's own to send again.
-  engine.recover(journal.replay().openRequests).catch((e: unknown) => logger.error({ err: e }, 'recovery failed'))
+  // Idempotency-Key replies of the last 24 h, as the journal kept them across restarts; keys of
+  // originates whose reply was never decided wait for recovery (api/unsettled-intents.ts).
+  const idempotency = idempotencyStoreOf(journal.replay().idempotencyKeys)
+  const intents = unsettledIntents(journal, idempotency, journal.replay().unsettledIntents)
+  engine.recover(journal.replay().openRequests, intents).catch((e: unknown) => logger.error({ err: e }, 'recovery failed'))
 
   // Every IVR request goes through the one outbound transport with ivr.fetch_allow, read at each
   // connection (a reload applies to the next one).
@@ -265,7 +273,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
     health: pbx,
     journal,
     // Idempotency-Key replies of the last 24 h, as the journal kept them across restarts.
-    idempotency: idempotencyStoreOf(journal.replay().idempotencyKeys),
+    idempotency,
     logger: logger.child({ part: 'api' }),
     onRequest: (r) => metrics.request(r),
     routers: [cti.router, metricsRouter(metrics), ui.value],

@@ -26,6 +26,7 @@ import { apiErrorOfRefusal } from './refusals.js'
 import { openApiRouter } from './openapi/router.js'
 import { callbackUrlRefusal } from './schema/url.js'
 import { authThrottleMiddleware, type AuthThrottle } from './throttle.js'
+import { placedReply } from './unsettled-intents.js'
 
 export interface AppDeps {
   /** Current configuration and directory, read per request (SIGHUP swaps it). */
@@ -180,12 +181,14 @@ export function createApp(deps: AppDeps): Koa {
         const refusedCallback = callbackUrlRefusal(plan.value.callbackUrl, allowListOf(runtime.config.daemon.callbacks.allow))
         if (refusedCallback !== undefined) return fail(ctx, refusedCallback)
         const originateStart = process.hrtime.bigint()
-        const accepted = await deps.engine.originate(plan.value)
+        // The key goes with the plan into the journal's write-ahead record (origination/intents.ts).
+        const placing = key.value === undefined ? plan.value : { ...plan.value, idempotency: { key: key.value, bodyDigest: digest } }
+        const accepted = await deps.engine.originate(placing)
         info.originateSeconds = Number(process.hrtime.bigint() - originateStart) / 1e9
         if (!accepted.ok) return fail(ctx, apiErrorOfRefusal(accepted.error))
         // The call is placed: durable before the 200 (group commit), so that a crash cannot lose it.
         const p = plan.value
-        const replyBody = { result_code: 0, uuids: [...accepted.value.uuids] }
+        const replyBody = placedReply(accepted.value.uuids)
         reply = JSON.stringify(replyBody)
         await deps.journal?.accepted({
           requestId: p.requestId,

@@ -135,6 +135,25 @@ export class IdempotencyStore {
     }
   }
 
+  /**
+   * A key whose request an earlier run had begun to place without deciding its reply (the
+   * journal's unsettled intents): repeats wait, as for a request in flight, until recovery
+   * settles it with the 200 it would have had (the call was placed) or with undefined (it was
+   * not: a repeat then places it).
+   */
+  pending(domain: string, key: string, digest: string, requestId: string, at: number = this.now()): (reply: string | undefined) => void {
+    const id = slot(domain, key)
+    let release!: () => void
+    const settled = new Promise<void>((r) => (release = r))
+    this.inFlight.set(id, { digest, settled })
+    return (reply) => {
+      if (this.inFlight.get(id)?.settled !== settled) return
+      this.inFlight.delete(id)
+      if (reply !== undefined) this.remember(domain, key, { digest, reply, requestId, at })
+      release()
+    }
+  }
+
   private remember(domain: string, key: string, d: Done): void {
     if (this.now() - d.at >= this.ttlMs) return
     const id = slot(domain, key)

@@ -16,7 +16,7 @@ import { decodeRecords, encodeRecord, type BadLine, type JournalRecord } from '.
 import { lockJournal, type JournalLock } from './lock.js'
 import { createSegment, listSegments, moveAside, readSegment, removeSegment, type SegmentFile } from './segments.js'
 import { JournalState } from './state.js'
-import type { AcceptedRequest, DeadLetter, DeliveryProgress, Journal, JournalReplay, JournalStats, ResultRecord } from './types.js'
+import type { AcceptedRequest, DeadLetter, DeliveryProgress, Journal, JournalReplay, JournalStats, OriginateIntent, ResultRecord } from './types.js'
 
 export interface FileJournalOptions {
   readonly dir: string
@@ -138,6 +138,24 @@ class FileJournal implements Journal {
         this.log.error({ err: message(e), records, file: this.path }, 'journal write failed: these records may be lost at a crash')
       },
     })
+  }
+
+  intended(rec: OriginateIntent): Promise<void> {
+    return this.append({
+      k: 'intended',
+      at: this.now(),
+      requestId: rec.requestId,
+      domain: rec.domain,
+      operation: rec.operation,
+      uuids: [...rec.uuids],
+      ...(rec.callbackUrl !== undefined ? { callbackUrl: rec.callbackUrl } : {}),
+      answerDeadlineAt: Math.max(0, Math.round(rec.answerDeadlineAt)),
+      ...(rec.idempotency !== undefined ? { idempotency: { key: rec.idempotency.key, bodyDigest: rec.idempotency.bodyDigest } } : {}),
+    })
+  }
+
+  unplaced(requestId: string): Promise<void> {
+    return this.append({ k: 'unplaced', at: this.now(), requestId })
   }
 
   accepted(rec: AcceptedRequest): Promise<void> {

@@ -5,11 +5,13 @@
  */
 import type { Journal, JournalReplay } from './types.js'
 
-const EMPTY: JournalReplay = { openRequests: [], pendingResults: [], deadLetters: [], idempotencyKeys: [] }
+const EMPTY: JournalReplay = { openRequests: [], unsettledIntents: [], pendingResults: [], deadLetters: [], idempotencyKeys: [] }
 const done = (): Promise<void> => Promise.resolve()
 
 export function nullJournal(): Journal {
   return {
+    intended: done,
+    unplaced: done,
     accepted: done,
     ended: done,
     result: done,

@@ -34,6 +34,22 @@ const acceptedSchema = z.strictObject({
 
 const endedSchema = z.strictObject({ k: z.literal('ended'), at: ms, requestId: id })
 
+/** Written before a request's first originate (types.ts OriginateIntent). */
+const intendedSchema = z.strictObject({
+  k: z.literal('intended'),
+  at: ms,
+  requestId: id,
+  domain: z.string().min(1).max(253),
+  operation: z.string().min(1).max(50),
+  uuids: z.array(z.string().min(1).max(100)).max(10000),
+  callbackUrl: z.string().min(1).max(8192).optional(),
+  answerDeadlineAt: ms,
+  idempotency: z.strictObject({ key: z.string().min(1).max(1000), bodyDigest: z.string().min(1).max(200) }).optional(),
+})
+
+/** The intended request was refused (nothing placed), or recovery found nothing of it. */
+const unplacedSchema = z.strictObject({ k: z.literal('unplaced'), at: ms, requestId: id })
+
 const resultSchema = z.strictObject({
   k: z.literal('result'),
   at: ms,
@@ -70,6 +86,8 @@ const revivedSchema = z.strictObject({ k: z.literal('revived'), at: ms, delivery
 export const recordSchema = z.discriminatedUnion('k', [
   acceptedSchema,
   endedSchema,
+  intendedSchema,
+  unplacedSchema,
   resultSchema,
   attemptedSchema,
   ackedSchema,

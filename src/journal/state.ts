@@ -16,6 +16,7 @@ import {
 } from './types.js'
 
 type AcceptedRec = Extract<JournalRecord, { k: 'accepted' }>
+type IntendedRec = Extract<JournalRecord, { k: 'intended' }>
 
 interface RequestEntry {
   readonly rec: AcceptedRec
@@ -42,6 +43,8 @@ const RECENTLY_ENDED = 100_000
 
 export class JournalState {
   private readonly requests = new Map<string, RequestEntry>()
+  /** Intended, neither accepted nor unplaced yet (types.ts OriginateIntent). */
+  private readonly intents = new Map<string, IntendedRec>()
   private readonly results = new Map<string, ResultEntry>()
   /** Request ids ended before their `accepted` was seen, with the time. */
   private readonly endedEarly = new Map<string, number>()
@@ -50,7 +53,15 @@ export class JournalState {
 
   apply(r: JournalRecord): void {
     switch (r.k) {
+      case 'intended':
+        // An intent after its request's `accepted` (a segment read twice) settles nothing again.
+        if (!this.requests.has(r.requestId)) this.intents.set(r.requestId, r)
+        return
+      case 'unplaced':
+        this.intents.delete(r.requestId)
+        return
       case 'accepted': {
+        this.intents.delete(r.requestId)
         const early = this.endedEarly.get(r.requestId)
         if (early !== undefined) this.endedEarly.delete(r.requestId)
         const existing = this.requests.get(r.requestId)
@@ -119,7 +130,7 @@ export class JournalState {
 
   /** The records that rebuild this state (after prune): what a compaction writes. */
   snapshot(): JournalRecord[] {
-    const out: JournalRecord[] = []
+    const out: JournalRecord[] = [...this.intents.values()]
     for (const e of this.requests.values()) {
       out.push(e.rec)
       if (!e.open) out.push({ k: 'ended', at: e.rec.at, requestId: e.rec.requestId })
@@ -153,6 +164,11 @@ export class JournalState {
     return out
   }
 
+  /** Intents not settled yet: a few per request being placed now, more only after a crash. */
+  unsettledIntents(): number {
+    return this.intents.size
+  }
+
   counts(): { openRequests: number; pendingResults: number; deadLetters: number } {
     let open = 0
     for (const e of this.requests.values()) if (e.open) open++
@@ -174,6 +190,7 @@ export class JournalState {
     const pendingResults = [...this.results.values()]
       .filter((e) => e.dead === undefined)
       .map((e) => ({ result: e.rec, progress: e.progress }))
-    return { openRequests, pendingResults, deadLetters: this.deadLetters(), idempotencyKeys }
+    const unsettledIntents = [...this.intents.values()].map(({ k: _k, at, ...intent }) => ({ ...intent, intendedAt: at }))
+    return { openRequests, unsettledIntents, pendingResults, deadLetters: this.deadLetters(), idempotencyKeys }
   }
 }

@@ -46,6 +46,27 @@ export interface AcceptedRequest {
   readonly idempotency?: IdempotencyFields
 }
 
+/**
+ * A request about to be originated, durable before FreeSWITCH sees the originate (the write-ahead
+ * record of docs/callbacks.md "Durability"). Without it, a crash between FreeSWITCH accepting the
+ * originate and the `accepted` record's fsync would leave a call running that no record names:
+ * its result lost, and a client retrying with its Idempotency-Key would get a second call. At the
+ * next start an intent with neither `accepted` nor `unplaced` is settled by recovery: legs of it
+ * found in FreeSWITCH make it accepted (result delivered, the key answers the 200 it would have
+ * had); none found, it was never placed.
+ */
+export interface OriginateIntent {
+  readonly requestId: string
+  readonly domain: string
+  readonly operation: string
+  /** The UUIDs of its first originate (all a crash can leave behind before the reply). */
+  readonly uuids: readonly string[]
+  readonly callbackUrl?: string
+  readonly answerDeadlineAt: number
+  /** Its Idempotency-Key and body digest; the reply is not known yet. */
+  readonly idempotency?: Omit<IdempotencyFields, 'reply'>
+}
+
 /** A final result on its way to a callback_url: fixed once, re-sent byte for byte. */
 export interface ResultRecord {
   /** The X-Delivery-Id of every attempt, also after a restart. */
@@ -103,6 +124,8 @@ export interface IdempotencyEntry {
 export interface JournalReplay {
   /** Accepted, and neither a result nor `ended` recorded: recovery (R4) looks for their channels. */
   readonly openRequests: readonly (AcceptedRequest & { readonly acceptedAt: number })[]
+  /** Intended, and neither accepted nor unplaced: recovery finds out whether they were placed. */
+  readonly unsettledIntents: readonly (OriginateIntent & { readonly intendedAt: number })[]
   /** Results neither acked nor given up: the dispatcher delivers them (same id, same bytes). */
   readonly pendingResults: readonly PendingResult[]
   readonly deadLetters: readonly DeadLetter[]
@@ -124,6 +147,10 @@ export interface JournalStats {
 }
 
 export interface Journal {
+  /** Durable before the request's first originate is written to FreeSWITCH. */
+  intended(rec: OriginateIntent): Promise<void>
+  /** The intended request placed nothing (refused, or recovery found none of its legs). */
+  unplaced(requestId: string): Promise<void>
   /** Durable before the API replies 200. */
   accepted(rec: AcceptedRequest): Promise<void>
   /** The request's outcome is known and it has no callback: it is no longer open. */

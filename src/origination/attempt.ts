@@ -31,7 +31,8 @@ import { createLegWatch } from './leg-watch.js'
 import { buildOriginate, type LegPlan } from './originate-spec.js'
 import type { AttemptOutcome } from './outcome.js'
 import type { OriginationPlan } from './plan.js'
-import { pbxRefusal, refusal, type OriginationRefusal } from './refusal.js'
+import { pbxRefusal, refusal, STOPPING, type OriginationRefusal } from './refusal.js'
+import type { OriginateIntents } from './intents.js'
 
 /** How the outcome is being read: from the BACKGROUND_JOB, or (its result lost) from channel state. */
 type Watching =
@@ -65,6 +66,10 @@ export interface AttemptOwner {
   /** The domain as configured (channel variables, dialplan context). */
   readonly domainName: string
   attempt: Attempt | undefined
+  /** Its intent is written (intents.ts): once per request, before its first originate. */
+  intended?: boolean
+  /** The engine is closing: nothing more is originated for it. */
+  readonly stopped: boolean
 }
 
 export interface AttemptDeps {
@@ -81,6 +86,8 @@ export interface AttemptDeps {
   readonly timeScale: number
   /** The legs' own records in FreeSWITCH, for legs that ended while the link was down. */
   readonly records?: Pick<LegRecords, 'read'>
+  /** The journal's write-ahead record, durable before a request's first originate. */
+  readonly intents?: Pick<OriginateIntents, 'intended'>
 }
 
 export interface Attempts {
@@ -194,6 +201,14 @@ export function createAttempts(deps: AttemptDeps): Attempts {
       limiter.release(...uuids)
       log.error({ requestId: plan.requestId, problem: cmd.error }, 'originate refused by the command builder')
       return err(refusal('internal', `cannot build the originate: ${cmd.error.field} ${cmd.error.reason}`))
+    }
+    if (deps.intents !== undefined && owner.intended !== true) {
+      owner.intended = true
+      await deps.intents.intended(plan, uuids)
+      if (owner.stopped) {
+        limiter.release(...uuids)
+        return err(STOPPING)
+      }
     }
     let resolve!: (o: AttemptOutcome) => void
     const outcome = new Promise<AttemptOutcome>((r) => (resolve = r))

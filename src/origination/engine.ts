@@ -29,10 +29,11 @@ import { createContactLookup } from './contacts.js'
 import { destinationSlots, type DestinationSlots } from './destination-legs.js'
 import { createGroupCalls } from './group-call.js'
 import type { CallbackSink } from './outcome.js'
+import type { OriginateIntents } from './intents.js'
 import type { Destination, OriginationAccepted, OriginationEngine, OriginationPlan } from './plan.js'
 import type { OriginationRefusal } from './refusal.js'
 import { createLegRecords } from './leg-records.js'
-import { createRecovery, type RecoverableRequest, type RecoverySummary } from './recovery.js'
+import { createRecovery, type RecoverableRequest, type RecoverySummary, type UnsettledIntents } from './recovery.js'
 import { createRequests, type RequestOutcome } from './requests.js'
 import { createSingleCalls } from './single-call.js'
 
@@ -56,6 +57,8 @@ export interface EngineDeps {
   readonly huntConcurrency: number
   /** In a cluster: the channel limit across nodes, asked after this node's own (src/cluster/, docs/cluster.md). */
   readonly sharedLimit?: SharedLimit
+  /** The journal's write-ahead record (intents.ts); without it nothing is written before an originate. */
+  readonly intents?: OriginateIntents
   /** Time allowed for one ESL command (sofia_contact, the originate's acceptance). Default 5000 ms. */
   readonly commandTimeoutMs?: number
   /** How long after an originate's own timeout the watchdog steps in. Default 15000 ms. */
@@ -87,7 +90,7 @@ export interface Engine extends OriginationEngine {
    * At start: the requests an earlier run accepted without a result get one, adopted while their
    * legs live (recovery.ts). Resolves once each is reported or adopted.
    */
-  recover(open: readonly RecoverableRequest[]): Promise<RecoverySummary>
+  recover(open: readonly RecoverableRequest[], intents?: UnsettledIntents): Promise<RecoverySummary>
   close(): Promise<void>
 }
 
@@ -130,7 +133,18 @@ export function createEngine(deps: EngineDeps): Engine {
     inFlight: (id) => requests.has(id) || recovery.has(id),
   })
   const recovery = createRecovery({ pbx, channels, records, requests, cancel, logger: log.child({ part: 'recovery' }), graceMs })
-  const attempts = createAttempts({ pbx, channels, limiter, cancel, runtime, logger: log, commandTimeoutMs, graceMs, timeScale, records })
+  // Requests whose intent is written and whose reply is not decided yet: a refusal unwrites it.
+  const intended = new Set<string>()
+  const intents =
+    deps.intents === undefined
+      ? undefined
+      : {
+          intended: (plan: OriginationPlan, uuids: readonly string[]) => {
+            intended.add(plan.requestId)
+            return deps.intents?.intended(plan, uuids) ?? Promise.resolve()
+          },
+        }
+  const attempts = createAttempts({ pbx, channels, limiter, cancel, runtime, logger: log, commandTimeoutMs, graceMs, timeScale, records, ...(intents !== undefined ? { intents } : {}) })
   const lookupContacts = createContactLookup(pbx, commandTimeoutMs, log)
   const shared = deps.sharedLimit !== undefined ? { shared: deps.sharedLimit } : {}
   const singles = createSingleCalls({ limiter, requests, attempts, lookupContacts, ...shared })
@@ -159,7 +173,12 @@ export function createEngine(deps: EngineDeps): Engine {
     // Looked up while the originating legs are: each placement awaits it just before it reserves.
     const slots = destinationSlots(plan.destination, dom, lookupContacts)
     const placed = await place(plan, dom, slots)
-    if (!placed.ok) limiter.dropHold(plan.requestId)
+    const hadIntent = intended.delete(plan.requestId)
+    if (!placed.ok) {
+      limiter.dropHold(plan.requestId)
+      // Refused means FreeSWITCH never saw the originate (attempt.ts): the intent placed nothing.
+      if (hadIntent) deps.intents?.unplaced(plan)
+    }
     return placed
   }
 
@@ -208,7 +227,7 @@ export function createEngine(deps: EngineDeps): Engine {
       return held
     },
     onOutcome: (listener) => requests.onOutcome(listener),
-    recover: (open) => (closed ? Promise.resolve({ fromRecords: 0, adopted: 0, unknown: 0 }) : recovery.recover(open)),
+    recover: (open, intents) => (closed ? Promise.resolve({ fromRecords: 0, adopted: 0, unknown: 0 }) : recovery.recover(open, intents)),
     async close() {
       if (closed) return
       closed = true

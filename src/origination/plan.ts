@@ -53,6 +53,8 @@ export interface OriginationPlan {
   readonly groupContext?: Group
   /** end_user of the PSTN party (target or destination), for CTI and channel variables. */
   readonly endUser?: EndUser
+  /** The request's Idempotency-Key and body digest, kept with its intent (intents.ts) so a crash keeps the key. */
+  readonly idempotency?: { readonly key: string; readonly bodyDigest: string }
 }
 
 export interface OriginationAccepted {

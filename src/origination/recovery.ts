@@ -12,6 +12,13 @@
  *   hangup cause into mod_hash from the legs' hooks) tell how it ended;
  * - nothing tells: `outcome_unknown` (outcome.ts OUTCOME_UNKNOWN).
  *
+ * Intents (journal/types.ts OriginateIntent): a request whose first originate was written but whose
+ * reply was never decided (the daemon died in between). Its legs decide: any of them live, or
+ * known from its record to have been created, and the request was placed: it becomes accepted
+ * (settle(), durable first: the journal's `accepted`, the Idempotency-Key's 200) and is recovered
+ * as above. None: it placed nothing (a leg that rang and ended unanswered before its hangup hook
+ * was set leaves no record, and is taken for one never placed: no 200 was sent for it either).
+ *
  * A hunt (call_group) interrupted by the restart is not continued: the member ringing is
  * adopted, members not yet rung are not placed; the result is what the legs that existed did.
  * Results already recorded in the journal are not this module's: the callback dispatcher
@@ -40,6 +47,13 @@ export interface RecoverableRequest {
   readonly answerDeadlineAt: number
 }
 
+/** Intents without a decided reply, and how the daemon records the decision (journal, Idempotency-Key). */
+export interface UnsettledIntents {
+  readonly intents: readonly RecoverableRequest[]
+  /** Resolves once the decision is durable: placed (now an accepted request) or not. */
+  settle(r: RecoverableRequest, placed: boolean): Promise<void>
+}
+
 /** How the requests of a recovery ended up (logged; tests read it). */
 export interface RecoverySummary {
   /** Reported at once from what the legs' records say. */
@@ -48,11 +62,14 @@ export interface RecoverySummary {
   readonly adopted: number
   /** Nothing could tell: reported `outcome_unknown`. */
   readonly unknown: number
+  /** Intents found placed (then counted above too), and intents that placed nothing. */
+  readonly intentsPlaced?: number
+  readonly intentsUnplaced?: number
 }
 
 export interface Recovery {
-  /** Gives every request its result (adopted ones later, when their legs decide). */
-  recover(open: readonly RecoverableRequest[]): Promise<RecoverySummary>
+  /** Gives every request its result (adopted ones later, when their legs decide); intents first decide whether they were placed. */
+  recover(open: readonly RecoverableRequest[], intents?: UnsettledIntents): Promise<RecoverySummary>
   /** An adopted request whose result is not reported yet. */
   has(requestId: string): boolean
   /** The daemon stops: adopted legs still ringing are cancelled and reported so (as the engine does with its own). */
@@ -191,11 +208,8 @@ export function createRecovery(deps: RecoveryDeps): Recovery {
     }
   }
 
-  const recoverOne = async (r: RecoverableRequest): Promise<'records' | 'adopted' | 'unknown'> => {
-    // The API journals only its own operation names; a checksummed record cannot say otherwise.
-    // Should it, the result is still delivered (never silence), under the name of the commonest.
-    const op: Operation = isOperation(r.operation) ? r.operation : 'call_user'
-    if (op !== r.operation) log.error({ requestId: r.requestId, operation: r.operation }, 'journaled request names no known operation')
+  /** What the channel model and the legs' records tell of the request's legs now. */
+  const readLegs = async (r: RecoverableRequest): Promise<Map<string, LegState>> => {
     const legs = new Map<string, LegState>()
     for (const u of r.uuids) {
       const leg = newLegState()
@@ -219,6 +233,15 @@ export function createRecovery(deps: RecoveryDeps): Recovery {
       const leg = legs.get(u)
       if (leg !== undefined) applyRecord(leg, read.get(u))
     }
+    return legs
+  }
+
+  const recoverOne = async (r: RecoverableRequest, known?: Map<string, LegState>): Promise<'records' | 'adopted' | 'unknown'> => {
+    // The API journals only its own operation names; a checksummed record cannot say otherwise.
+    // Should it, the result is still delivered (never silence), under the name of the commonest.
+    const op: Operation = isOperation(r.operation) ? r.operation : 'call_user'
+    if (op !== r.operation) log.error({ requestId: r.requestId, operation: r.operation }, 'journaled request names no known operation')
+    const legs = known ?? (await readLegs(r))
     const live = [...legs.values()].some((l) => l.live)
     if (!live) {
       const outcome = outcomeOfEndedLegs(legs)
@@ -237,17 +260,34 @@ export function createRecovery(deps: RecoveryDeps): Recovery {
   }
 
   return {
-    async recover(open) {
-      const summary = { fromRecords: 0, adopted: 0, unknown: 0 }
-      if (open.length === 0) return summary
-      log.info({ requests: open.length }, 'recovery: requests accepted by an earlier run without a result')
+    async recover(open, intents) {
+      const summary = { fromRecords: 0, adopted: 0, unknown: 0, intentsPlaced: 0, intentsUnplaced: 0 }
+      const pending = intents?.intents ?? []
+      if (open.length === 0 && pending.length === 0) return summary
+      log.info({ requests: open.length, intents: pending.length }, 'recovery: requests accepted by an earlier run without a result, and originates without a reply')
       await channelsRead()
-      for (const r of open) {
-        if (closed) break
-        const how = await recoverOne(r)
+      const count = (how: 'records' | 'adopted' | 'unknown') => {
         if (how === 'records') summary.fromRecords++
         else if (how === 'adopted') summary.adopted++
         else summary.unknown++
+      }
+      for (const r of pending) {
+        if (closed || intents === undefined) break
+        const legs = await readLegs(r)
+        const placed = [...legs.values()].some((l) => l.live || l.created)
+        // Durable before anything is reported: the result then belongs to an accepted request.
+        await intents.settle(r, placed)
+        if (!placed) {
+          summary.intentsUnplaced++
+          continue
+        }
+        summary.intentsPlaced++
+        log.warn({ requestId: r.requestId }, 'an originate without a reply was placed: the request is accepted now')
+        count(await recoverOne(r, legs))
+      }
+      for (const r of open) {
+        if (closed) break
+        count(await recoverOne(r))
       }
       log.info(summary, 'recovery done')
       return summary

@@ -215,3 +215,31 @@ t.test('a restart keeps the keys: the journal holds them with the accepted reque
   t.equal((await after.call({ ...CALL, destination: 'carol' }, { key: 'survives' })).status, 409)
   t.equal(after.engine.plans.length, 0, 'nothing placed after the restart')
 })
+
+t.test('a key whose originate an earlier run left undecided: repeats wait for recovery, then replay or place', async (t) => {
+  const store = new IdempotencyStore()
+  const app = await startApp(t, { store })
+  const digest = requestDigest('call_user', CALL)
+  // Recovery found the call placed: the waiting repeat gets the 200 it would have had.
+  const placed = store.pending('example.test', 'crashed-placed', digest, 'req-old')
+  const repeat = app.call(CALL, { key: 'crashed-placed' })
+  await new Promise((r) => setTimeout(r, 50))
+  t.equal(app.engine.plans.length, 0, 'the repeat waits: nothing placed while recovery decides')
+  t.equal((await app.call({ ...CALL, destination: 'carol' }, { key: 'crashed-placed' })).status, 409, 'another body is refused at once')
+  placed('{"result_code":0,"uuids":["from-before"]}')
+  const r = await repeat
+  t.equal(r.status, 200)
+  t.equal(r.headers.get('idempotent-replayed'), 'true')
+  t.same(r.body['uuids'], ['from-before'])
+  t.equal(app.engine.plans.length, 0)
+  // Recovery found nothing of it: the repeat places the call.
+  const unplaced = store.pending('example.test', 'crashed-unplaced', digest, 'req-old-2')
+  const retry = app.call(CALL, { key: 'crashed-unplaced' })
+  await new Promise((r2) => setTimeout(r2, 20))
+  unplaced(undefined)
+  const u = await retry
+  t.equal(u.status, 200)
+  t.equal(u.headers.get('idempotent-replayed'), null)
+  t.equal(app.engine.plans.length, 1, 'placed now')
+  t.same(app.engine.last()?.idempotency, { key: 'crashed-unplaced', bodyDigest: digest }, 'the key goes with the plan into the intent')
+})

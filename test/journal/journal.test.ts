@@ -287,3 +287,52 @@ t.test('ended() after a result writes nothing; ended() alone ends a request with
   t.teardown(() => j.close())
   t.same(j.replay().openRequests, [])
 })
+
+t.test('intents: unsettled until accepted or unplaced, kept by compaction, back after a reopen', async (t) => {
+  const dir = tempDir(t)
+  const a = await open(dir, { compactMinBytes: 16 * 1024 })
+  const intent = (i: number) => {
+    const { callbackUrl: _cb, ...rest } = accepted(i)
+    return { ...rest, callbackUrl: 'https://app.example.test/cb', idempotency: { key: `key-${i}`, bodyDigest: `digest-${i}` } }
+  }
+  await Promise.all([a.j.intended(intent(1)), a.j.intended(intent(2)), a.j.intended(intent(3))])
+  await a.j.accepted(accepted(2)) // placed and answered 200
+  await a.j.unplaced('req-3') // refused after its intent
+  // Enough traffic for compactions: the unsettled intent must survive them.
+  for (let round = 0; round < 10; round++) {
+    await Promise.all(
+      Array.from({ length: 100 }, async (_, i) => {
+        const n = 100 + round * 100 + i
+        await a.j.intended(intent(n))
+        await a.j.accepted(accepted(n))
+        await a.j.result(resultOf(n))
+        await a.j.acked(`delivery-${n}`)
+      }),
+    )
+  }
+  t.ok(a.j.stats().compactions > 0, `${a.j.stats().compactions} compactions`)
+  await a.j.close()
+  const { j } = await open(dir)
+  t.teardown(() => j.close())
+  const r = j.replay()
+  t.same(
+    r.unsettledIntents.map((i) => [i.requestId, i.uuids, i.callbackUrl, i.idempotency]),
+    [['req-1', accepted(1).uuids, 'https://app.example.test/cb', { key: 'key-1', bodyDigest: 'digest-1' }]],
+    'only the intent with neither reply record',
+  )
+  t.same(r.openRequests.map((o) => o.requestId), ['req-2'])
+  t.ok((r.unsettledIntents[0]?.intendedAt ?? 0) > 0, 'with the time it was written')
+})
+
+t.test('an intent read after its accepted record (a segment read twice) settles nothing again', async (t) => {
+  const dir = tempDir(t)
+  const a = await open(dir)
+  await a.j.accepted(accepted(9))
+  const { callbackUrl: _cb, ...rest } = accepted(9)
+  await a.j.intended(rest)
+  await a.j.close()
+  const { j } = await open(dir)
+  t.teardown(() => j.close())
+  t.same(j.replay().unsettledIntents, [])
+  t.same(j.replay().openRequests.map((o) => o.requestId), ['req-9'])
+})

@@ -342,3 +342,47 @@ t.test('call_group: no member registered → no_member_available, nothing origin
   t.equal(r.ok ? 'ok' : r.error.reason, 'no_member_available')
   t.equal(pbx.originates().length, 0)
 })
+
+t.test("write-ahead: a request's intent is durable before its originate is written; a refusal unplaces it", async (t) => {
+  const pbx = new FakePbx()
+  const rt = runtimeWith([domainConfig()])
+  const log: string[] = []
+  let durable!: () => void
+  const intentWritten = new Promise<void>((r) => (durable = r))
+  const engine: Engine = createEngine({
+    pbx,
+    channels: createChannelModel({ pbx, logger: silentLogger(), directory: () => rt.directory }),
+    runtime: () => rt,
+    callbacks: new RecordingSink(),
+    logger: silentLogger(),
+    sipProfile: 'internal',
+    huntConcurrency: 4,
+    intents: {
+      intended: async (p, uuids) => {
+        log.push(`intended ${p.requestId} ${uuids.length}`)
+        await intentWritten
+        log.push('durable')
+      },
+      unplaced: (p) => log.push(`unplaced ${p.requestId}`),
+    },
+  })
+  t.teardown(() => engine.close())
+  pbx.contacts.set(`alice@${DOMAIN}`, [C1, C2])
+  const p = plan({ kind: 'user', user: userOf(rt, 'alice'), autoAnswer: true })
+  const placed = engine.originate(p)
+  await flush()
+  t.same(log, [`intended ${p.requestId} 2`], 'the intent names both legs of the first originate')
+  t.equal(pbx.originates().length, 0, 'nothing written to FreeSWITCH while the intent is not durable')
+  durable()
+  const r = await placed
+  t.ok(r.ok)
+  t.equal(pbx.originates().length, 1)
+  t.same(log, [`intended ${p.requestId} 2`, 'durable'], 'placed: no unplaced record')
+
+  // FreeSWITCH refuses the next originate: the request placed nothing.
+  pbx.refuseSubmit = { kind: 'disconnected' }
+  const refused = plan({ kind: 'user', user: userOf(rt, 'alice'), autoAnswer: true })
+  const rr = await engine.originate(refused)
+  t.notOk(rr.ok)
+  t.same(log.slice(2), [`intended ${refused.requestId} 2`, 'durable', `unplaced ${refused.requestId}`])
+})
