@@ -49,6 +49,20 @@ export default {
       to: { path: '^src/metrics/' },
     },
     {
+      name: 'redis-only-in-cluster',
+      severity: 'error',
+      comment: 'Only src/cluster/ knows Redis: a single node (no cluster section) never loads it (docs/cluster.md).',
+      from: { path: '^src/', pathNot: '^src/cluster/' },
+      to: { path: '(^|/)node_modules/ioredis/' },
+    },
+    {
+      name: 'cluster-only-from-daemon',
+      severity: 'error',
+      comment: 'src/cluster/ is loaded by the composition root alone (a dynamic import, with a cluster section only); the parts see it through their own interfaces (SharedLimit...).',
+      from: { path: '^src/', pathNot: '^src/(cluster/|daemon\\.ts$)' },
+      to: { path: '^src/cluster/' },
+    },
+    {
       name: 'not-to-unresolvable',
       severity: 'error',
       comment: 'An import that resolves to nothing is a typo or a missing dependency.',
