@@ -16,11 +16,13 @@ function copyOfShipped(t: Parameters<typeof tempDir>[0]): string {
   return dir
 }
 
-t.test('the shipped conf/daemon.yaml passes (exit 0)', async (t) => {
+t.test('the shipped conf/daemon.yaml and conf/sandbox.yaml pass (exit 0)', async (t) => {
   const r = await cod(['check-config', 'conf/daemon.yaml'])
   t.equal(r.code, 0, r.stderr)
   t.match(r.stdout, /conf\/daemon\.yaml: ok \(1 domain: example\.test\)/)
   t.equal(r.stderr, '', 'no warning')
+  const sandbox = await cod(['check-config', 'conf/sandbox.yaml'])
+  t.equal(sandbox.code, 0, 'and so does the sandbox file (conf/sandbox.yaml)')
 })
 
 t.test('a bad domain file: each problem with file, key path and reason (exit 1), as the loader says', async (t) => {
