@@ -3,7 +3,8 @@
  * figures beside a baseline measured in the same run on the same machine, results written to
  * bench/results/<name>.json. Not part of `npm test`.
  *
- *   --only api,xmlcurl,scale,callbacks,journal   run some of them
+ *   --only api,xmlcurl,scale,callbacks,journal,realfs   run some of them (realfs: only where
+ *                                        ../shared/freeswitch-dist/fs.sh is, else skipped)
  *   --quick                              short runs (checks the harness; results not written)
  *   --profile                            also write a CPU profile of the measured process of each
  *                                        benchmark and its summary to bench/results/<name>.profile.json
@@ -17,6 +18,7 @@ import { parseArgs } from 'node:util'
 import { benchApi } from './api.js'
 import { benchCallbacks } from './callbacks.js'
 import { benchJournal } from './journal.js'
+import { benchRealfs } from './realfs.js'
 import type { BenchContext, BenchOutput } from './context.js'
 import { machineFacts } from './lib/machine.js'
 import { summarizeProfile } from './lib/profile.js'
@@ -31,6 +33,7 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<BenchOutput>> = 
   scale: benchScale,
   callbacks: benchCallbacks,
   journal: benchJournal,
+  realfs: benchRealfs,
 }
 
 const { values } = parseArgs({

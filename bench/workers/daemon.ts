@@ -5,11 +5,19 @@
  * event the daemon has finished handling it.
  */
 import type * as DaemonModule from '../../src/daemon.js'
-import { failed, memory, ready, serve, str, eventCounter } from './rpc.js'
+import { args, failed, memory, ready, serve, str, eventCounter } from './rpc.js'
 
 // The compiled daemon (bench/lib/build.ts), as operators run it.
 const { startDaemon } = (await import(`${str('codRoot')}/daemon.js`)) as typeof DaemonModule
-const started = await startDaemon({ configFile: str('configFile'), httpPort: 0 })
+const xmlCurlPort = args['xmlCurlPort']
+const journalDir = args['journalDir']
+const started = await startDaemon({
+  configFile: str('configFile'),
+  httpPort: 0,
+  // The realfs benchmark gives FreeSWITCH the xml_curl URL before the daemon starts.
+  ...(typeof xmlCurlPort === 'number' ? { xmlCurlPort } : {}),
+  ...(typeof journalDir === 'string' ? { journalDir } : {}),
+})
 if (!started.ok) {
   await failed(started.error.join('; '))
   process.exit(1)

@@ -8,12 +8,12 @@ import { FreeSwitchClient, type FreeSwitchEventData } from 'esl-lite'
 import { pino } from 'pino'
 import type * as ConnectionModule from '../../src/pbx/connection.js'
 import type * as FilterModule from '../../src/pbx/event-filter.js'
-import { memory, num, ready, serve, str, eventCounter } from './rpc.js'
+import { args, memory, num, ready, serve, str, eventCounter } from './rpc.js'
 
 const { SUBSCRIBED_EVENTS } = (await import(`${str('codRoot')}/pbx/connection.js`)) as typeof ConnectionModule
 const { EXACT_FILTERS } = (await import(`${str('codRoot')}/pbx/event-filter.js`)) as typeof FilterModule
 
-const client = new FreeSwitchClient({ host: '127.0.0.1', port: num('port'), password: 'ClueCon', logger: pino({ level: 'silent' }) })
+const client = new FreeSwitchClient({ host: '127.0.0.1', port: num('port'), password: typeof args['password'] === 'string' ? args['password'] : 'ClueCon', logger: pino({ level: 'silent' }) })
 const channels = new Map<string, { state: string; domain: string | undefined }>()
 const events = eventCounter()
 
