@@ -57,6 +57,21 @@ t.test('authenticate()', async (t) => {
     [`Basic ${'A'.repeat(5000)}`, 'oversized header'],
   ]
   for (const [header, why] of refused) t.equal(accepted(header), 'unauthorized', why)
+  for (const [header, why] of refused) t.equal(accepted(header), 'unauthorized', `${why}, asked again (a refusal is never remembered)`)
+})
+
+t.test('authenticate(): an accepted header is remembered for its configuration only', async (t) => {
+  const config = await exampleConfig()
+  const before = new Directory([...config.domains, domainB])
+  const header = basic(DOMAIN_A, TOKEN_A)
+  t.ok(authenticate(header, before).ok, 'accepted')
+  t.ok(authenticate(header, before).ok, 'accepted again (from the cache)')
+  // A reload that removes the token builds a new Directory: the remembered acceptance does not carry over.
+  const withoutToken = config.domains.map((d) => (d.name === DOMAIN_A ? { ...d, api_tokens: d.api_tokens.filter((x) => x !== TOKEN_A) } : d))
+  const after = new Directory([...withoutToken, domainB])
+  const r = authenticate(header, after)
+  t.equal(r.ok ? 'accepted' : r.error.id, 'unauthorized', 'refused once the reload removed the token')
+  t.equal(authenticate(basic(DOMAIN_A, `${TOKEN_A}x`), before).ok, false, 'a near miss is still refused by the old configuration')
 })
 
 t.test('every authentication failure gets the same 401 with a challenge, before the body is read', async (t) => {
