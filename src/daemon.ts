@@ -84,8 +84,15 @@ const listen = (server: Server, port: number, host: string): Promise<number> =>
 /**
  * Every listener of the daemon is made here, so that they share every server setting
  * (timeouts): the API's and the xml_curl one.
+ *
+ * A client has `http.request_timeout_ms` to send a whole request, headers and body: a body
+ * trickled byte by byte (slowloris) is cut with 408 then. Node's own defaults (5 min for a
+ * request, 1 min for headers, checked every 30 s) would let a few hundred such connections
+ * hold the listener for minutes. The check runs every second so the bound is the setting
+ * (+1 s), not the setting plus 30 s. Idle keep-alive connections close after Node's 5 s.
  */
-const newServer = (): Server => createServer()
+const newServer = (http: { readonly request_timeout_ms: number }): Server =>
+  createServer({ requestTimeout: http.request_timeout_ms, headersTimeout: http.request_timeout_ms, connectionsCheckingInterval: 1000 })
 
 /** Listens on each in turn; if one cannot, those already listening are closed and the reason returned. */
 async function listenAll(listeners: readonly { name: string; server: Server; host: string; port: number }[]): Promise<Result<number[], string[]>> {
@@ -127,8 +134,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
   // Two listeners (docs/deploy.md "Listeners"): the API's, and FreeSWITCH's documents on their own
   // (loopback by default: the directory holds every SIP password). Both are made by newServer().
   // Their ports must be known before the simulator starts: it fetches dialplans from us.
-  const server = newServer()
-  const xmlCurlServer = newServer()
+  const server = newServer(cfg.http)
+  const xmlCurlServer = newServer(cfg.http)
   const listening = await listenAll([
     { name: 'http', server, host: cfg.http.host, port: opts.httpPort ?? cfg.http.port },
     { name: 'xml_curl', server: xmlCurlServer, host: cfg.xml_curl.host, port: opts.xmlCurlPort ?? (opts.httpPort === 0 ? 0 : cfg.xml_curl.port) },

@@ -151,6 +151,8 @@ export const daemonSchema = z.strictObject({
         .default('/api'),
       /** Largest accepted request body (bytes). Inline IVR documents are the big ones. */
       body_limit: z.number().int().min(1024).max(4 * 1024 * 1024).default(512 * 1024),
+      /** Time a client has to send a whole request, headers and body (slow bodies are cut: src/daemon.ts). */
+      request_timeout_ms: z.number().int().min(1000).max(300000).default(30000),
       /** Failed authentications per client address before 429 (src/api/throttle.ts). */
       auth_throttle: z
         .strictObject({
