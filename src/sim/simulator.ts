@@ -37,7 +37,7 @@ export interface SimulatorOptions {
   readonly password: string
   /** SIP profile name in channel names and contacts (default `internal`). */
   readonly sipProfile?: string
-  /** The daemon's mod_xml_curl endpoint (Basic auth), e.g. http://127.0.0.1:8080/freeswitch/xml_curl */
+  /** The daemon's mod_xml_curl endpoint on its xml_curl listener (Basic auth), e.g. http://127.0.0.1:8081/freeswitch/xml_curl */
   readonly xmlCurl?: { readonly url: string; readonly username: string; readonly password: string }
   readonly logger?: Logger
   /** Multiplies every simulated delay (tests use e.g. 0.05); default 1. */
