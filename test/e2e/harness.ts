@@ -38,9 +38,11 @@ export interface RecordedReply {
   readonly status: number
   readonly headers: Record<string, string>
   readonly body: unknown
+  /** The request body sent, when the caller passed it. */
+  readonly request?: unknown
 }
 
-export function recordReply(operation: string, res: Response, body: unknown): void {
+export function recordReply(operation: string, res: Response, body: unknown, request?: unknown): void {
   const file = process.env[RECORD_ENV]
   if (file === undefined || file === '') return
   const headers: Record<string, string> = {}
@@ -48,7 +50,7 @@ export function recordReply(operation: string, res: Response, body: unknown): vo
     const v = res.headers.get(name)
     if (v !== null) headers[name] = v
   }
-  const rec: RecordedReply = { operation, status: res.status, headers, body }
+  const rec: RecordedReply = { operation, status: res.status, headers, body, ...(request !== undefined ? { request } : {}) }
   appendFileSync(file, `${JSON.stringify(rec)}\n`)
 }
 
@@ -103,7 +105,7 @@ export async function startHarness(opts: { configFile?: string; timeScale?: numb
         body: JSON.stringify(body),
       })
       const json = (await res.json()) as Record<string, unknown>
-      recordReply(operation, res, json)
+      recordReply(operation, res, json, body)
       return { status: res.status, body: json }
     },
     async close() {

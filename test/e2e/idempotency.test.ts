@@ -30,7 +30,7 @@ const post = async (d: Daemon, body: unknown, key: string) => {
     body: JSON.stringify(body),
   })
   const text = await res.text()
-  recordReply('call_user', res, JSON.parse(text))
+  recordReply('call_user', res, JSON.parse(text), body)
   return { status: res.status, text, replayed: res.headers.get('idempotent-replayed') }
 }
 

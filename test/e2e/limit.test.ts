@@ -104,7 +104,7 @@ const post = async (operation: string, body: unknown) => {
     body: JSON.stringify(body),
   })
   const reply = (await res.json()) as { uuids?: string[]; error?: { id: string } }
-  recordReply(operation, res, reply)
+  recordReply(operation, res, reply, body)
   return { status: res.status, body: reply }
 }
 

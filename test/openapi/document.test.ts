@@ -23,15 +23,15 @@ const at = (o: unknown, ...keys: string[]): unknown => keys.reduce<unknown>((v, 
 
 t.test('a real OpenAPI 3.1 validator accepts the document, and refuses a broken copy', async (t) => {
   const validator = new Validator()
-  const result = await validator.validate(structuredClone(doc) as object)
+  const result = await validator.validate(structuredClone(doc))
   t.same(result, { valid: true }, JSON.stringify(result.errors))
   t.equal(validator.version, '3.1')
   const broken = structuredClone(doc) as Obj
   ;(at(broken, 'paths', '/api/call_user', 'post') as Obj)['responses'] = 'none'
-  t.equal((await new Validator().validate(broken as object)).valid, false, 'a response list that is not an object is refused')
+  t.equal((await new Validator().validate(broken)).valid, false, 'a response list that is not an object is refused')
   const noInfo = structuredClone(doc) as Obj
   delete noInfo['info']
-  t.equal((await new Validator().validate(noInfo as object)).valid, false, 'a document without info is refused')
+  t.equal((await new Validator().validate(noInfo)).valid, false, 'a document without info is refused')
 })
 
 t.test('every operation and gen_ws_ticket, under the prefix, Basic auth, request body from its zod schema', async (t) => {
@@ -98,4 +98,19 @@ t.test('the result callback: webhook body takes what the dispatcher sends, heade
     t.same(check.checkAt(['components', 'pathItems', 'ResultCallback', 'post', 'parameters', String(i), 'schema'], value), [], `${p.name}: ${value}`)
   })
   t.match(signatureHeader('k', 1, '{}'), new RegExp(String(at(params.find((p) => p.name === 'X-Signature'), 'schema', 'pattern'))))
+})
+
+t.test('the reply checker the live test relies on refuses what the document does not allow', async (t) => {
+  const check = documentChecker(doc)
+  const json = { 'content-type': 'application/json; charset=utf-8', 'x-request-id': 'r' }
+  const uuid = '0b8f3c1e-7a52-4d0e-9a7f-1c2d3e4f5a6b'
+  t.same(check.checkReply('/api/call_user', 'post', 200, json, { result_code: 0, uuids: [uuid] }), [])
+  t.not(check.checkReply('/api/call_user', 'post', 200, json, { result_code: 0, uuids: [] }).length, 0, 'no UUID')
+  t.not(check.checkReply('/api/call_user', 'post', 200, json, { result_code: 0, uuids: ['not-a-uuid'] }).length, 0, 'not a UUID')
+  t.not(check.checkReply('/api/call_user', 'post', 418, json, {}).length, 0, 'an undocumented status')
+  const unauthorized = { result_code: 500, error: { id: 'unauthorized', description: 'x' } }
+  t.not(check.checkReply('/api/call_user', 'post', 401, json, unauthorized).length, 0, '401 without WWW-Authenticate')
+  t.same(check.checkReply('/api/call_user', 'post', 401, { ...json, 'www-authenticate': 'Basic realm="x"' }, unauthorized), [])
+  t.not(check.checkReply('/api/call_user', 'post', 404, json, unauthorized).length, 0, 'an id under another status')
+  t.not(check.checkReply('/api/call_user', 'post', 200, { 'content-type': 'text/html' }, '<p>').length, 0, 'another content type')
 })

@@ -145,12 +145,21 @@ t.test('error replies of every kind, the ticket route, GET routes; then every re
 
   const records = readRecords()
   const seen = new Set<string>()
+  let acceptedRequests = 0
   for (const r of records) {
     seen.add(`${r.operation} ${r.status}`)
     const problems = check.checkReply(`/api/${r.operation}`, 'post', r.status, r.headers, r.body)
     if (problems.length > 0) t.fail(`${r.operation} ${r.status} ${JSON.stringify(r.body)}: ${problems.join('; ')}`)
+    // The document must not be stricter than the daemon: a request the daemon accepted matches its request schema.
+    if (r.status === 200 && r.request !== undefined) {
+      const name = `${r.operation.split('_').map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('')}Request`
+      const refused = check.checkAt(['components', 'schemas', name], r.request)
+      if (refused.length > 0) t.fail(`${r.operation} request ${JSON.stringify(r.request)} was accepted by the daemon but not by ${name}: ${refused.join('; ')}`)
+      else acceptedRequests++
+    }
   }
   t.pass(`${records.length} recorded replies checked`)
+  t.ok(acceptedRequests >= 10, `${acceptedRequests} accepted requests match their request schema`)
   for (const expected of [
     'call_user 200',
     'call_group 200',
