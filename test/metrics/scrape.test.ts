@@ -24,6 +24,15 @@ const scrape = async (base: string): Promise<{ status: number; type: string | nu
   return { status: res.status, type: res.headers.get('content-type'), text: await res.text() }
 }
 
+/** Scrapes every 100 ms until `done` holds (the text), or 20 s passed (undefined). */
+async function scrapeUntil(base: string, done: (text: string) => boolean): Promise<string | undefined> {
+  for (const deadline = Date.now() + 20_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
+    const { text } = await scrape(base)
+    if (done(text)) return text
+  }
+  return undefined
+}
+
 t.test('every family from the start; after calls the values moved; labels bounded', async (t) => {
   const h = await startHarness()
   t.teardown(() => h.close())
@@ -46,20 +55,14 @@ t.test('every family from the start; after calls the values moved; labels bounde
 
   const placed = await h.post('call_user', { user_name: 'alice', destination: 'bob', callback_url: h.callbackUrl })
   t.equal(placed.status, 200)
-  // The call is up: alice's leg and the bridged leg to bob.
-  await h.waitFor('two live channels', () => (h.daemon.simulator?.liveChannels().length ?? 0) >= 2, 10_000)
-  const during = await scrape(h.daemon.baseUrl)
-  t.ok((valueOf(during.text, 'cod_channels_live{domain="example.test"}') ?? 0) >= 1, 'live channels of the domain while the call runs')
+  // The call is up (alice's leg, then the bridged leg to bob): scraped until the model counts it.
+  t.ok(await scrapeUntil(h.daemon.baseUrl, (text) => (valueOf(text, 'cod_channels_live{domain="example.test"}') ?? 0) >= 1), 'live channels of the domain while the call runs')
   await h.waitFor('the result callback', () => h.callbacks.length >= 1, 15_000)
   t.equal((await h.post('call_user', { user_name: 'nobody', destination: 'bob' })).status, 404)
   t.equal((await h.post('call_user', { user_name: 'bob', destination: '0399990000', callback_url: refusingUrl })).status, 200)
 
   // Scraped until the refused callback is a dead letter (generous: the machine may be loaded).
-  let text = ''
-  for (const deadline = Date.now() + 20_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
-    text = (await scrape(h.daemon.baseUrl)).text
-    if ((valueOf(text, 'cod_journal_dead_letters') ?? 0) >= 1) break
-  }
+  const text = (await scrapeUntil(h.daemon.baseUrl, (s) => (valueOf(s, 'cod_journal_dead_letters') ?? 0) >= 1)) ?? ''
   t.equal(valueOf(text, 'cod_http_requests_total{operation="call_user",status="200",error="none"}'), 2)
   t.equal(valueOf(text, 'cod_http_requests_total{operation="call_user",status="404",error="user_not_found"}'), 1)
   t.ok((valueOf(text, 'cod_http_requests_total{operation="metrics",status="200",error="none"}') ?? 0) >= 2, 'the scrapes themselves')
