@@ -3,7 +3,7 @@
  * figures beside a baseline measured in the same run on the same machine, results written to
  * bench/results/<name>.json. Not part of `npm test`.
  *
- *   --only api,xmlcurl,scale,callbacks,journal,realfs   run some of them (realfs: only where
+ *   --only api,xmlcurl,scale,callbacks,journal,realfs,capacity   run some of them (realfs: only where
  *                                        ../shared/freeswitch-dist/fs.sh is, else skipped)
  *   --quick                              short runs (checks the harness; results not written)
  *   --profile                            also write a CPU profile of the measured process of each
@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { benchApi } from './api.js'
 import { benchCallbacks } from './callbacks.js'
+import { benchCapacity } from './capacity.js'
 import { benchJournal } from './journal.js'
 import { benchRealfs } from './realfs.js'
 import type { BenchContext, BenchOutput } from './context.js'
@@ -34,6 +35,7 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<BenchOutput>> = 
   callbacks: benchCallbacks,
   journal: benchJournal,
   realfs: benchRealfs,
+  capacity: benchCapacity,
 }
 
 const { values } = parseArgs({

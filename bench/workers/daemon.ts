@@ -4,6 +4,7 @@
  * its listener is registered after the daemon's own (tracker, engine, CTI), so when it sees an
  * event the daemon has finished handling it.
  */
+import { monitorEventLoopDelay } from 'node:perf_hooks'
 import type * as DaemonModule from '../../src/daemon.js'
 import { args, failed, memory, ready, serve, str, eventCounter } from './rpc.js'
 
@@ -24,6 +25,10 @@ if (!started.ok) {
 }
 const daemon = started.value
 
+// Event-loop delay (capacity benchmark: where the daemon breaks): reset at each step.
+const loopDelay = monitorEventLoopDelay({ resolution: 10 })
+loopDelay.enable()
+
 const events = eventCounter()
 daemon.pbx.onEvent((e) => {
   const name = e['Event-Name'] ?? '?'
@@ -33,6 +38,12 @@ daemon.pbx.onEvent((e) => {
 serve(
   {
     connected: () => daemon.pbx.isConnected(),
+    /** Event-loop delay since the last call (ms), and the ESL link's pending background jobs. */
+    load: () => {
+      const r = { loop_delay_p99_ms: Number((loopDelay.percentile(99) / 1e6).toFixed(1)), loop_delay_max_ms: Number((loopDelay.max / 1e6).toFixed(1)), pending_jobs: (daemon.pbx as { stats?: () => { pendingJobs: number } }).stats?.().pendingJobs }
+      loopDelay.reset()
+      return r
+    },
     memory: () => memory(),
     cpu: () => process.cpuUsage(),
     events: events.snapshot,
