@@ -18,7 +18,7 @@
 import t, { type Test } from 'tap'
 import { MARKERS } from '../abuse/corpus.js'
 import { oversize, slowloris } from './bodies.js'
-import { apiCorpus, ctiStrings } from './injection.js'
+import { apiCorpus, ctiStrings, strictText } from './injection.js'
 import { fetchedMedia, inlineMedia, playbacksConfined } from './media.js'
 import { callbackLiterals, callbackNames, documentForms, xmlUrlForms } from './ssrf.js'
 import { throttling } from './throttle.js'
@@ -64,6 +64,7 @@ t.test('hostile requests against one daemon', async (t) => {
   await refusedWindow(t, w, 'media paths in inline documents', () => inlineMedia(w))
   await refusedWindow(t, w, 'the abuse corpus (API)', () => apiCorpus(w, ATTACKERS.corpus))
   await refusedWindow(t, w, 'injection into CTI strings', () => ctiStrings(w))
+  await refusedWindow(t, w, 'control characters and lone surrogates in free text', () => strictText(w))
   await refusedWindow(t, w, 'oversize requests', () => oversize(w))
   await refusedWindow(t, w, 'broken WebSocket upgrades', () => badUpgrades(w))
   await refusedWindow(t, w, 'malformed WebSocket frames', () => malformedFrames(w))

@@ -93,3 +93,38 @@ export async function ctiStrings(w: World): Promise<string[]> {
   }
   return problems
 }
+
+/**
+ * Strict text (issue 12's table: lone surrogates and control characters in `end_user.name`,
+ * `calling_name`): every free-text field of the operations, in the object and the `{...}`
+ * prefix forms, with each character that is not text: `400 invalid_parameter`, never replaced.
+ */
+export async function strictText(w: World): Promise<string[]> {
+  const problems: string[] = []
+  const bad = ['\u0000', '\u0001', '\u0008', '\t', '\n', '\r', '\u001b', '\u007f', '\u0085', '\u009b', '\ud800', '\udbff', '\udc00', '\udfff']
+  const endUser = (v: string) => ({ called_number: '0311112222', calling_number: '0501230000', end_user: { name: `Jane${v}` } })
+  const bodies: Array<(v: string) => [string, Record<string, unknown>]> = [
+    (v) => ['call_user', { user_name: 'carol', destination: '0311112222', calling_name: `Sec${v}` }],
+    (v) => ['call_user', { user_name: 'carol', destination: endUser(v) }],
+    (v) => ['call_user', { user_name: 'carol', destination: { ...endUser(''), end_user: { organization: `ACME${v}` } } }],
+    (v) => ['call_user', { user_name: 'carol', destination: { ...endUser(''), end_user: { id: `c-1${v}` } } }],
+    (v) => ['call_user', { user_name: 'carol', destination: { ...endUser(''), end_user: { prefecture: `Tokyo${v}` } } }],
+    (v) => ['call_user', { user_name: 'carol', destination: { ...endUser(''), end_user: { avatar: `https://a.example/j${v}.png` } } }],
+    (v) => ['call_user', { user_name: 'carol', destination: `{name=${pct(`Jane${v}`)}}0311112222` }],
+    (v) => ['call_group', { group_name: 'sales', destination: '0311112222', calling_name: `Sec${v}` }],
+    (v) => ['call_external', { target: endUser(v), destination: 'carol' }],
+    (v) => ['call_external', { target: `{organization=${pct(`ACME${v}`)}}0311112222`, destination: 'carol' }],
+  ]
+  const cases = bad.flatMap((v) =>
+    bodies.map((b) => {
+      const [op, body] = b(v)
+      return { op, body }
+    }),
+  )
+  const answers = await pool(cases, 8, async (c) => ({ c, a: await w.send(apiPost(c.op, c.body)) }))
+  for (const { c, a } of answers) {
+    w.tally.count('strict text (free-text fields)', outcomeOf(a))
+    if (a.errorId !== 'invalid_parameter') problems.push(`${c.op} ${JSON.stringify(c.body).slice(0, 100)}: ${a.status} ${a.text.slice(0, 140)}`)
+  }
+  return problems
+}
