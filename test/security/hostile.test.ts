@@ -13,13 +13,14 @@
  *
  * The totals (requests sent, refused by reason, canary hits) are printed as TAP comments.
  * Families live in ssrf.ts, media.ts, injection.ts, tickets.ts, throttle.ts, bodies.ts,
- * websocket.ts and xmlcurl.ts.
+ * routes.ts, websocket.ts and xmlcurl.ts.
  */
 import t, { type Test } from 'tap'
 import { MARKERS } from '../abuse/corpus.js'
 import { oversize, slowloris } from './bodies.js'
 import { apiCorpus, ctiStrings, strictText } from './injection.js'
 import { fetchedMedia, inlineMedia, playbacksConfined } from './media.js'
+import { otherRoutes } from './routes.js'
 import { callbackLiterals, callbackNames, documentForms, xmlUrlForms } from './ssrf.js'
 import { throttling } from './throttle.js'
 import { crossDomain, crossDomainSightings, placeCalls, ticketMisuse, ticketRefusals } from './tickets.js'
@@ -66,6 +67,7 @@ t.test('hostile requests against one daemon', async (t) => {
   await refusedWindow(t, w, 'injection into CTI strings', () => ctiStrings(w))
   await refusedWindow(t, w, 'control characters and lone surrogates in free text', () => strictText(w))
   await refusedWindow(t, w, 'oversize requests', () => oversize(w))
+  await refusedWindow(t, w, 'path tricks on the other routes', () => otherRoutes(w))
   await refusedWindow(t, w, 'broken WebSocket upgrades', () => badUpgrades(w))
   await refusedWindow(t, w, 'malformed WebSocket frames', () => malformedFrames(w))
   await refusedWindow(t, w, 'throttling', () => throttling(w, ATTACKERS.guesser, ATTACKERS.bystander, ATTACKERS.spread))
