@@ -6,7 +6,7 @@ import { cpSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
 import { loadConfig, formatProblem } from '../../src/config/load.js'
-import { cod, ROOT, tempDir } from './run-cod.js'
+import { cod, codHere, ROOT, tempDir } from './run-cod.js'
 
 /** A copy of the shipped conf/ (without its journal) in a temp folder. */
 function copyOfShipped(t: Parameters<typeof tempDir>[0]): string {
@@ -16,12 +16,15 @@ function copyOfShipped(t: Parameters<typeof tempDir>[0]): string {
   return dir
 }
 
+// Child processes on a loaded 2-core machine: generous, still bounded.
+t.setTimeout(120_000)
+
 t.test('the shipped conf/daemon.yaml and conf/sandbox.yaml pass (exit 0)', async (t) => {
   const r = await cod(['check-config', 'conf/daemon.yaml'])
   t.equal(r.code, 0, r.stderr)
   t.match(r.stdout, /conf\/daemon\.yaml: ok \(1 domain: example\.test\)/)
   t.equal(r.stderr, '', 'no warning')
-  const sandbox = await cod(['check-config', 'conf/sandbox.yaml'])
+  const sandbox = await codHere(['check-config', 'conf/sandbox.yaml'])
   t.equal(sandbox.code, 0, 'and so does the sandbox file (conf/sandbox.yaml)')
 })
 
@@ -46,23 +49,23 @@ t.test('cross-domain rules and unknown keys are refused as the daemon refuses th
   const domainFile = join(dir, 'domains/example.test.yaml')
   writeFileSync(domainFile, readFileSync(domainFile, 'utf8').replace('members: [ bob, alice ]', 'members: [ bob, zoe ]'))
   writeFileSync(join(dir, 'daemon.yaml'), `${readFileSync(join(dir, 'daemon.yaml'), 'utf8')}\nsurprise: 1\n`)
-  const r = await cod(['check-config', join(dir, 'daemon.yaml')])
+  const r = await codHere(['check-config', join(dir, 'daemon.yaml')])
   t.equal(r.code, 1)
   // The daemon file is checked first: its problem stops the load before the domains, as at start.
   t.match(r.stdout, /daemon\.yaml: \(file\): Unrecognized key: "surprise"|daemon\.yaml: \(file\): .*surprise/)
   writeFileSync(join(dir, 'daemon.yaml'), readFileSync(join(ROOT, 'conf/daemon.yaml'), 'utf8'))
-  const again = await cod(['check-config', join(dir, 'daemon.yaml')])
+  const again = await codHere(['check-config', join(dir, 'daemon.yaml')])
   t.equal(again.code, 1)
   t.match(again.stdout, `${domainFile}: groups[1].members[1]: no user named "zoe" in this domain`)
 })
 
 t.test('unreadable files: a missing daemon file, broken YAML (exit 1)', async (t) => {
   const dir = tempDir(t, 'check')
-  const missing = await cod(['check-config', join(dir, 'nope.yaml')])
+  const missing = await codHere(['check-config', join(dir, 'nope.yaml')])
   t.equal(missing.code, 1)
   t.match(missing.stdout, /nope\.yaml: \(file\): cannot read: ENOENT/)
   writeFileSync(join(dir, 'daemon.yaml'), 'http: [unclosed\n')
-  const broken = await cod(['check-config', join(dir, 'daemon.yaml')])
+  const broken = await codHere(['check-config', join(dir, 'daemon.yaml')])
   t.equal(broken.code, 1)
   t.match(broken.stdout, /daemon\.yaml: \(file\): YAML: /)
 })
@@ -71,14 +74,14 @@ t.test('deprecated keys: accepted with a warning on stderr (exit 0)', async (t) 
   const dir = copyOfShipped(t)
   const file = join(dir, 'daemon.yaml')
   writeFileSync(file, readFileSync(file, 'utf8').replace('give_up_after_ms: 86400000,', 'give_up_after_ms: 86400000, max_attempts: 5,'))
-  const r = await cod(['check-config', file])
+  const r = await codHere(['check-config', file])
   t.equal(r.code, 0, r.stdout)
   t.match(r.stderr, /warning: .*callbacks\.max_attempts: deprecated and ignored/)
 })
 
 t.test('usage: no file, two files (exit 2)', async (t) => {
-  const none = await cod(['check-config'])
+  const none = await codHere(['check-config'])
   t.equal(none.code, 2)
   t.match(none.stderr, /one configuration file is expected/)
-  t.equal((await cod(['check-config', 'conf/daemon.yaml', 'conf/daemon.yaml'])).code, 2)
+  t.equal((await codHere(['check-config', 'conf/daemon.yaml', 'conf/daemon.yaml'])).code, 2)
 })

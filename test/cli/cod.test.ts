@@ -5,7 +5,10 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
-import { cod, ROOT } from './run-cod.js'
+import { cod, codHere, ROOT } from './run-cod.js'
+
+// Child processes on a loaded 2-core machine: generous, still bounded.
+t.setTimeout(120_000)
 
 const SUBCOMMANDS = ['start', 'check-config', 'ivr', 'simulator', 'token', 'results', 'call'] as const
 
@@ -17,7 +20,7 @@ t.test('cod --help lists every subcommand and the exit codes', async (t) => {
 })
 
 t.test('a missing or unknown command is a usage error (exit 2)', async (t) => {
-  const [none, unknown, inherited] = await Promise.all([cod([]), cod(['frobnicate']), cod(['constructor'])])
+  const [none, unknown, inherited] = [await codHere([]), await cod(['frobnicate']), await codHere(['constructor'])]
   t.equal(none?.code, 2)
   t.match(none?.stderr, /a command is expected[\s\S]*usage: cod <command>/)
   t.equal(unknown?.code, 2)
@@ -28,7 +31,7 @@ t.test('a missing or unknown command is a usage error (exit 2)', async (t) => {
 })
 
 t.test('--help on each subcommand: its usage with its exit codes, exit 0', async (t) => {
-  const runs = await Promise.all(SUBCOMMANDS.map((name) => cod([name, '--help'])))
+  const runs = await Promise.all(SUBCOMMANDS.map((name) => codHere([name, '--help'])))
   runs.forEach((r, i) => {
     const name = SUBCOMMANDS[i] as string
     t.equal(r.code, 0, `${name} --help exits 0`)
@@ -41,7 +44,8 @@ t.test('--help on each subcommand: its usage with its exit codes, exit 0', async
 
 t.test('an unknown option of a subcommand is a usage error (exit 2)', async (t) => {
   const cases = [['start', '--bogus'], ['check-config', '--bogus', 'x'], ['ivr', 'validate', '--bogus'], ['simulator', '--bogus'], ['token', 'hash', '--bogus'], ['results', 'list', '--bogus'], ['call', 'call_user', '--bogus']]
-  const runs = await Promise.all(cases.map((args) => cod(args)))
+  // In this process: each subcommand checks its command line before it starts anything.
+  const runs = await Promise.all(cases.map((args) => codHere(args)))
   runs.forEach((r, i) => {
     const args = (cases[i] ?? []).join(' ')
     t.equal(r.code, 2, args)

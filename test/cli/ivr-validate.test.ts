@@ -7,7 +7,10 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
 import { parseIvrDocument } from '../../src/ivr/document/index.js'
-import { cod, tempDir } from './run-cod.js'
+import { cod, codHere, tempDir } from './run-cod.js'
+
+// Child processes on a loaded 2-core machine: generous, still bounded.
+t.setTimeout(120_000)
 
 const VALID = `<?xml version="1.0" encoding="UTF-8"?>
 <IVR>
@@ -39,7 +42,7 @@ t.test('a valid document passes (exit 0)', async (t) => {
   const file = join(dir, 'menu.xml')
   writeFileSync(file, VALID)
   t.ok(parseIvrDocument(VALID).ok, 'the daemon accepts it')
-  const r = await cod(['ivr', 'validate', file])
+  const r = await codHere(['ivr', 'validate', file])
   t.equal(r.code, 0, r.stdout)
   t.equal(r.stdout, `${file}: ok\n`)
 })
@@ -60,13 +63,13 @@ t.test('stdin ("-"): a GoTo to no Section is refused; several files give one lin
   const dir = tempDir(t, 'ivr')
   const good = join(dir, 'good.xml')
   writeFileSync(good, VALID)
-  const r = await cod(['ivr', 'validate', good, '-'], { stdin: NO_SUCH_SECTION })
+  const r = await codHere(['ivr', 'validate', good, '-'], { stdin: NO_SUCH_SECTION })
   t.equal(r.code, 1, 'one refused document is enough for exit 1')
   const lines = r.stdout.trim().split('\n')
   t.equal(lines.length, 2)
   t.equal(lines[0], `${good}: ok`)
   t.match(lines[1], /^<stdin>: line 2, column 3 .*nowhere/)
-  const xmlError = await cod(['ivr', 'validate', '-'], { stdin: '<IVR><Answer></IVR>' })
+  const xmlError = await codHere(['ivr', 'validate', '-'], { stdin: '<IVR><Answer></IVR>' })
   t.equal(xmlError.code, 1)
   t.match(xmlError.stdout, /^<stdin>: line 1, column \d+: /, 'malformed XML: line and column too')
 })
@@ -76,9 +79,9 @@ t.test('unreadable, empty and non-UTF-8 documents are refused (exit 1)', async (
   const latin1 = join(dir, 'latin1.xml')
   writeFileSync(latin1, Buffer.from('<IVR><Speak>caf\xe9</Speak></IVR>', 'latin1'))
   const [missing, notUtf8, empty] = await Promise.all([
-    cod(['ivr', 'validate', join(dir, 'missing.xml')]),
-    cod(['ivr', 'validate', latin1]),
-    cod(['ivr', 'validate', '-'], { stdin: '' }),
+    codHere(['ivr', 'validate', join(dir, 'missing.xml')]),
+    codHere(['ivr', 'validate', latin1]),
+    codHere(['ivr', 'validate', '-'], { stdin: '' }),
   ])
   t.equal(missing?.code, 1)
   t.match(missing?.stdout, /missing\.xml: cannot read: ENOENT/)
@@ -89,7 +92,7 @@ t.test('unreadable, empty and non-UTF-8 documents are refused (exit 1)', async (
 })
 
 t.test('usage: no file, "-" twice, an unknown subcommand (exit 2)', async (t) => {
-  const [none, twice, sub, bare] = await Promise.all([cod(['ivr', 'validate']), cod(['ivr', 'validate', '-', '-']), cod(['ivr', 'check', 'x.xml']), cod(['ivr'])])
+  const [none, twice, sub, bare] = await Promise.all([codHere(['ivr', 'validate']), codHere(['ivr', 'validate', '-', '-']), codHere(['ivr', 'check', 'x.xml']), codHere(['ivr'])])
   t.equal(none?.code, 2)
   t.match(none?.stderr, /a file \(or "-" for stdin\) is expected/)
   t.equal(twice?.code, 2)

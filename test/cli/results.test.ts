@@ -11,7 +11,10 @@ import t from 'tap'
 import { openJournal } from '../../src/journal/index.js'
 import type { ResultRecord } from '../../src/journal/types.js'
 import { silentLogger } from '../../src/util/logger.js'
-import { cod, ROOT, tempDir } from './run-cod.js'
+import { cod, codHere, ROOT, tempDir } from './run-cod.js'
+
+// Child processes on a loaded 2-core machine: generous, still bounded.
+t.setTimeout(120_000)
 
 const result = (i: number, domain: string): ResultRecord => ({
   deliveryId: `d0000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
@@ -64,7 +67,7 @@ t.test('list: every dead letter with its id, domain, request, attempts, reason; 
   t.match(r.stderr, /2 dead letters in /)
   t.same(readdirSync(dir).sort(), before, 'no file created, renamed or removed')
 
-  const json = await cod(['results', 'list', '--journal', dir, '--domain', 'EXAMPLE.test', '--json'])
+  const json = await codHere(['results', 'list', '--journal', dir, '--domain', 'EXAMPLE.test', '--json'])
   t.equal(json.code, 0, json.stderr)
   const lines = json.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>)
   t.equal(lines.length, 1, '--domain (case-insensitive) keeps that domain only')
@@ -76,7 +79,7 @@ t.test('list works while a daemon holds the journal (no lock taken); redeliver i
   const { config, dir } = await journalFixture(t)
   // The lock of a live process that is not the command's: this test process stands for the daemon.
   writeFileSync(join(dir, 'lock'), `${process.pid}\n`)
-  const [list, redeliver] = await Promise.all([cod(['results', 'list', '--config', config]), cod(['results', 'redeliver', '--config', config, A.deliveryId])])
+  const [list, redeliver] = await Promise.all([codHere(['results', 'list', '--config', config]), cod(['results', 'redeliver', '--config', config, A.deliveryId])])
   t.equal(list.code, 0, list.stderr)
   t.match(list.stdout, A.deliveryId)
   t.equal(redeliver.code, 1)
@@ -87,7 +90,7 @@ t.test('list works while a daemon holds the journal (no lock taken); redeliver i
 
 t.test('redeliver: an unknown id changes nothing; a known one is pending again with its id and body, a fresh give-up window', async (t) => {
   const { config, dir } = await journalFixture(t)
-  const unknown = await cod(['results', 'redeliver', '--config', config, A.deliveryId, 'no-such-id'])
+  const unknown = await codHere(['results', 'redeliver', '--config', config, A.deliveryId, 'no-such-id'])
   t.equal(unknown.code, 1)
   t.match(unknown.stderr, /no dead letter with delivery id no-such-id: nothing was changed/)
   t.equal((await replayOf(dir)).deadLetters.length, 2, 'still two dead letters')
@@ -105,10 +108,10 @@ t.test('redeliver: an unknown id changes nothing; a known one is pending again w
   t.ok((revived?.progress?.giveUpAt ?? 0) >= started + 86_400_000, 'a fresh callbacks.give_up_after_ms window')
   t.notOk(readdirSync(dir).includes('lock'), 'the lock is released')
 
-  const all = await cod(['results', 'redeliver', '--config', config, '--all', '--domain', 'other.test'])
+  const all = await codHere(['results', 'redeliver', '--config', config, '--all', '--domain', 'other.test'])
   t.equal(all.code, 0, all.stderr)
   t.equal((await replayOf(dir)).deadLetters.length, 0, '--all --domain revived the other one')
-  const empty = await cod(['results', 'list', '--config', config])
+  const empty = await codHere(['results', 'list', '--config', config])
   t.equal(empty.stdout, '')
   t.match(empty.stderr, /0 dead letters/)
 })
@@ -116,8 +119,8 @@ t.test('redeliver: an unknown id changes nothing; a known one is pending again w
 t.test('no journal: list says so (exit 0), redeliver fails (exit 1), journal.enabled false (exit 1)', async (t) => {
   const root = tempDir(t, 'results')
   const [list, redeliver] = await Promise.all([
-    cod(['results', 'list', '--journal', join(root, 'none')]),
-    cod(['results', 'redeliver', '--journal', join(root, 'none'), '--all']),
+    codHere(['results', 'list', '--journal', join(root, 'none')]),
+    codHere(['results', 'redeliver', '--journal', join(root, 'none'), '--all']),
   ])
   t.equal(list.code, 0)
   t.match(list.stderr, /no journal at /)
@@ -125,7 +128,7 @@ t.test('no journal: list says so (exit 0), redeliver fails (exit 1), journal.ena
   t.same(readdirSync(root), [], 'no folder created')
   const config = join(root, 'daemon.yaml')
   writeFileSync(config, `${readFileSync(join(ROOT, 'conf/daemon.yaml'), 'utf8')}\njournal: { enabled: false }\n`.replace(/^directory: domains.*$/m, `directory: ${join(ROOT, 'conf/domains')}`))
-  const off = await cod(['results', 'list', '--config', config])
+  const off = await codHere(['results', 'list', '--config', config])
   t.equal(off.code, 1)
   t.match(off.stderr, /journal\.enabled is false/)
 })
@@ -141,6 +144,6 @@ t.test('usage mistakes (exit 2)', async (t) => {
     ['results', 'list', '--all'],
     ['results', 'list', 'extra'],
   ]
-  const runs = await Promise.all(cases.map((args) => cod(args)))
+  const runs = await Promise.all(cases.map((args) => codHere(args)))
   runs.forEach((r, i) => t.equal(r.code, 2, (cases[i] ?? []).join(' ')))
 })

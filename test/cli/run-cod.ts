@@ -3,13 +3,19 @@
  * same module `npm run build` turns into dist/cli/cod.js), and returns its exit code and
  * output. Every run is bounded: a child still running after `timeoutMs` is killed by its PID and
  * the run fails. Temp folders for the tests' files are removed at their teardown.
+ *
+ * The many variations of a command (every usage mistake, every refused token...) run the same
+ * dispatcher in this process (`codHere`: runCod with captured streams), so that the suite stays
+ * quick on a loaded machine; each command's good and bad cases also run as a child process.
  */
 import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { Readable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import type { Test } from 'tap'
+import { runCod } from '../../src/cli/commands.js'
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 export const COD_ENTRY = 'src/cli/cod.ts'
@@ -29,10 +35,12 @@ export interface CodOptions {
 
 export function cod(args: readonly string[], opts: CodOptions = {}): Promise<CodRun> {
   return new Promise((resolve, reject) => {
+    // Without the test runner's NODE_OPTIONS (its process-info hook): a lighter child.
+    const { NODE_OPTIONS: _runnerHooks, ...env } = process.env
     const child = spawn(process.execPath, ['--import', 'tsx', COD_ENTRY, ...args], {
       cwd: ROOT,
       stdio: ['pipe', 'pipe', 'pipe'],
-      env: { ...process.env, ...opts.env },
+      env: { ...env, ...opts.env },
     })
     let stdout = ''
     let stderr = ''
@@ -58,4 +66,21 @@ export function tempDir(t: Test, prefix: string): string {
   const dir = mkdtempSync(join(tmpdir(), `cod-${prefix}-`))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   return dir
+}
+
+/**
+ * The same command run in this process (runCod, the dispatcher the entry point calls), with its
+ * output captured. Not for `start` and `simulator`, which wait for this process's signals. Paths
+ * are taken from the repository root, as the child's.
+ */
+export async function codHere(args: readonly string[], opts: Omit<CodOptions, 'timeoutMs'> = {}): Promise<CodRun> {
+  let stdout = ''
+  let stderr = ''
+  const code = await runCod(args.map((a) => a), {
+    stdout: { write: (s: string) => (stdout += s) },
+    stderr: { write: (s: string) => (stderr += s) },
+    stdin: Readable.from(opts.stdin === undefined ? [] : [Buffer.from(opts.stdin)]),
+    env: { ...opts.env },
+  })
+  return { code, stdout, stderr }
 }

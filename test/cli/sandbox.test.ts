@@ -11,7 +11,10 @@ import { createServer } from 'node:net'
 import { join } from 'node:path'
 import t from 'tap'
 import { spawnTsx } from '../faults/harness/procs.js'
-import { cod, COD_ENTRY, tempDir } from './run-cod.js'
+import { cod, codHere, COD_ENTRY, tempDir } from './run-cod.js'
+
+// Two long-lived children and several calls on a loaded 2-core machine: generous, still bounded.
+t.setTimeout(180_000)
 
 const TOKEN = 'sandbox-token-cli-test'
 
@@ -33,9 +36,9 @@ gateway: pstn
 calling_numbers: [ "0501230000" ]
 users:
   - { id: "1", name: alice, extension: "1001", password: alice-sip-secret,
-      sim: { terminals: [ { answer_after: 1, hangup_after: 6 } ] } }
-  - { id: "2", name: bob, extension: "1002", password: bob-sip-secret,
       sim: { terminals: [ { answer_after: 1 } ] } }
+  - { id: "2", name: bob, extension: "1002", password: bob-sip-secret,
+      sim: { terminals: [ { answer_after: 1, hangup_after: 4 } ] } }
   - { id: "3", name: dave, extension: "1003", password: dave-sip-secret,
       sim: { terminals: [ { behaviour: unregistered } ] } }
 `
@@ -55,7 +58,8 @@ journal: { dir: journal }
 log: { level: info }
 `,
   )
-  // Simulated time 20x faster: alice answers after 50 ms and hangs up 300 ms later.
+  // Simulated time 20x faster: alice answers after 50 ms, then bob (bridged by the dialplan) answers
+  // after 50 ms and hangs up 200 ms later, which ends the call: it always has both legs, however slow the machine.
   const sim = spawnTsx(t, 'cod simulator', COD_ENTRY, ['simulator', '--config', config, '--time-scale', '0.05'])
   const listening = await sim.waitLog('simulator listening', 1, 30_000)
   t.equal(listening.port, esl, 'the simulator listens on freeswitch.port')
@@ -87,7 +91,7 @@ log: { level: info }
   })
 
   await t.test('--raw prints the CTI frames as received', async (t) => {
-    const r = await cod(['call', 'call_user', '--url', url, '--domain', 'cli.test', '--raw', '--json', '{"user_name":"alice","destination":"1002"}'], { env, timeoutMs: 60_000 })
+    const r = await codHere(['call', 'call_user', '--url', url, '--domain', 'cli.test', '--raw', '--json', '{"user_name":"alice","destination":"1002"}'], { env })
     t.equal(r.code, 0, r.stderr)
     const frames = r.stdout.trim().split('\n').slice(1).map((l) => JSON.parse(l) as { type: string; event: string })
     t.ok(frames.length >= 4)
@@ -97,8 +101,8 @@ log: { level: info }
 
   await t.test('refused: the reply says why (exit 1), no events awaited', async (t) => {
     const [unregistered, unknown] = await Promise.all([
-      cod(['call', 'call_user', '--url', url, '--domain', 'cli.test', 'user_name=dave', 'destination=bob'], { env }),
-      cod(['call', 'call_user', '--url', url, '--domain', 'cli.test', '--no-events', 'user_name=zoe', 'destination=bob'], { env }),
+      codHere(['call', 'call_user', '--url', url, '--domain', 'cli.test', 'user_name=dave', 'destination=bob'], { env }),
+      codHere(['call', 'call_user', '--url', url, '--domain', 'cli.test', '--no-events', 'user_name=zoe', 'destination=bob'], { env }),
     ])
     t.equal(unregistered.code, 1)
     t.match(unregistered.stdout, /HTTP 409 .*user_not_registered/)
@@ -107,7 +111,7 @@ log: { level: info }
   })
 
   await t.test('a wrong token: the CTI connection is refused and no request is sent (exit 1)', async (t) => {
-    const r = await cod(['call', 'call_user', '--url', url, '--domain', 'cli.test', '--token', 'not-the-right-token-at-all', 'user_name=alice', 'destination=bob'])
+    const r = await codHere(['call', 'call_user', '--url', url, '--domain', 'cli.test', '--token', 'not-the-right-token-at-all', 'user_name=alice', 'destination=bob'])
     t.equal(r.code, 1)
     t.match(r.stderr, /CTI connection refused: HTTP 401 .*unauthorized/)
     t.match(r.stderr, /no request was sent/)
@@ -116,7 +120,7 @@ log: { level: info }
 
   await t.test('an unreachable daemon (exit 1)', async (t) => {
     const closed = await freePort()
-    const r = await cod(['call', 'call_user', '--url', `http://127.0.0.1:${closed}`, '--domain', 'cli.test', 'user_name=alice', 'destination=bob'], { env })
+    const r = await codHere(['call', 'call_user', '--url', `http://127.0.0.1:${closed}`, '--domain', 'cli.test', 'user_name=alice', 'destination=bob'], { env })
     t.equal(r.code, 1)
     t.match(r.stderr, /CTI connection failed: .*ECONNREFUSED/)
   })
@@ -140,7 +144,7 @@ t.test('cod call: usage mistakes (exit 2), before anything is sent', async (t) =
     ['call', 'call_user', '--domain', 'd', '--token', 'x', '--timeout', '0'],
     ['call', 'call_user', '--domain', 'd', '--token', 'x', '--url', 'ftp://host'],
   ]
-  const runs = await Promise.all(cases.map((args) => cod(args, { env: { COD_TOKEN: '' } })))
+  const runs = await Promise.all(cases.map((args) => codHere(args, { env: { COD_TOKEN: '' } })))
   runs.forEach((r, i) => t.equal(r.code, 2, (cases[i] ?? []).join(' ')))
 })
 
@@ -148,7 +152,7 @@ t.test('cod start and cod simulator on a refused configuration: the problems on 
   const dir = tempDir(t, 'refused')
   const config = join(dir, 'daemon.yaml')
   writeFileSync(config, 'http: { port: 99999 }\n')
-  const [start, sim] = await Promise.all([cod(['start', '--config', config]), cod(['simulator', '--config', config])])
+  const [start, sim] = await Promise.all([cod(['start', '--config', config]), codHere(['simulator', '--config', config])])
   t.equal(start.code, 1)
   t.match(start.stderr, /configuration refused:[\s\S]*daemon\.yaml: http\.port: /)
   t.equal(sim.code, 1)

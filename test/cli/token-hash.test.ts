@@ -7,7 +7,10 @@ import t from 'tap'
 import { authenticate } from '../../src/api/auth.js'
 import { domainSchema } from '../../src/config/schema.js'
 import { Directory } from '../../src/directory/directory.js'
-import { cod } from './run-cod.js'
+import { cod, codHere } from './run-cod.js'
+
+// Child processes on a loaded 2-core machine: generous, still bounded.
+t.setTimeout(120_000)
 
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`
 
@@ -16,7 +19,7 @@ t.test('the hash of the shipped demo token is the one conf/ ships; the daemon ac
   t.equal(r.code, 0, r.stderr)
   t.equal(r.stdout, 'sha256:fd3b63e00575f4a673206d9c2a37f9099c5299a71c8c2e589e7f17e8c083c990\n', 'as in conf/domains/example.test.yaml')
   const token = 'a-fresh-token-with-~punctuation!'
-  const fresh = await cod(['token', 'hash'], { stdin: token })
+  const fresh = await codHere(['token', 'hash'], { stdin: token })
   t.equal(fresh.code, 0)
   const hashed = fresh.stdout.trim()
   const domain = domainSchema.parse({ name: 'cli.test', api_tokens: [hashed], channel_limit: 1, gateway: 'pstn' })
@@ -35,7 +38,7 @@ t.test('tokens api_tokens would refuse are refused (exit 1), nothing on stdout',
     ['tökén-with-non-ascii-chars', /printable ASCII/],
     [`sha256:${'a'.repeat(64)}`, /already a "sha256:" digest/],
   ]
-  const runs = await Promise.all(cases.map(([stdin]) => cod(['token', 'hash'], { stdin })))
+  const runs = await Promise.all(cases.map(([stdin]) => codHere(['token', 'hash'], { stdin })))
   runs.forEach((r, i) => {
     const [input, why] = cases[i] as [string, RegExp]
     t.equal(r.code, 1, JSON.stringify(input.slice(0, 30)))
@@ -45,7 +48,7 @@ t.test('tokens api_tokens would refuse are refused (exit 1), nothing on stdout',
 })
 
 t.test('usage: a missing or unknown subcommand, an argument (the token never goes on the command line)', async (t) => {
-  const [bare, other, arg] = await Promise.all([cod(['token']), cod(['token', 'make']), cod(['token', 'hash', 'my-secret-token-123'])])
+  const [bare, other, arg] = await Promise.all([codHere(['token']), codHere(['token', 'make']), cod(['token', 'hash', 'my-secret-token-123'])])
   t.equal(bare?.code, 2)
   t.equal(other?.code, 2)
   t.equal(arg?.code, 2)
