@@ -209,19 +209,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
     commandTimeoutMs: cfg.freeswitch.command_timeout_ms,
   })
 
-  const callbackTransport = createCallbackTransport(() => store.current().config.daemon.callbacks)
-  const callbacks = new CallbackDispatcher({
-    settings: () => store.current().config.daemon.callbacks,
-    secretFor: (domain) => store.current().directory.domain(domain)?.config.callback_secret,
-    // The one outbound transport with callbacks.allow: every attempt's address is checked.
-    transport: callbackTransport,
-    journal,
-    logger: logger.child({ part: 'callbacks' }),
-  })
-  await callbacks.start()
-
   // A node of a cluster (docs/cluster.md), only with a `cluster` section: loaded on demand, so a
-  // single node never loads Redis. Its counts are the engine's, bound once the engine exists.
+  // single node never loads Redis. Its counts are the engine's, bound once the engine exists; its
+  // journal is mirrored into Redis for its peers (src/cluster/results.ts).
   let inUseOf = (_domain: string): number => 0
   const cluster: ClusterNode | undefined =
     cfg.cluster === undefined
@@ -230,8 +220,23 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
           apiUrl: baseUrl,
           domains: () => store.current().config.domains.map((d) => d.name),
           localInUse: (d) => inUseOf(d),
+          journal,
           logger: logger.child({ part: 'cluster' }),
         })
+  const resultJournal = cluster?.journal ?? journal
+
+  const callbackTransport = createCallbackTransport(() => store.current().config.daemon.callbacks)
+  const callbacks = new CallbackDispatcher({
+    settings: () => store.current().config.daemon.callbacks,
+    secretFor: (domain) => store.current().directory.domain(domain)?.config.callback_secret,
+    // The one outbound transport with callbacks.allow: every attempt's address is checked.
+    transport: callbackTransport,
+    journal: resultJournal,
+    logger: logger.child({ part: 'callbacks' }),
+  })
+  await callbacks.start()
+  // In a cluster: results of dead peers are delivered here (src/cluster/takeover.ts).
+  cluster?.takeOver(callbacks)
 
   const engine = createEngine({
     pbx,
@@ -250,15 +255,15 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
   })
   inUseOf = (d) => engine.inUse(d)
   // A request without callback_url is over once its outcome is known (with one, its result record ends it).
-  engine.onOutcome((o) => void journal.ended(o.requestId))
+  engine.onOutcome((o) => void resultJournal.ended(o.requestId))
   // Requests an earlier run accepted without a result: adopted while their legs live, else their
   // legs' records (or outcome_unknown) give the result (origination/recovery.ts). Not awaited: it
   // waits for FreeSWITCH; results already journaled are the dispatcher's own to send again.
   // Idempotency-Key replies of the last 24 h, as the journal kept them across restarts; keys of
   // originates whose reply was never decided wait for recovery (api/unsettled-intents.ts).
-  const idempotency = idempotencyStoreOf(journal.replay().idempotencyKeys)
+  const idempotency = idempotencyStoreOf(journal.replay().idempotencyKeys, cluster !== undefined ? { shared: cluster.idempotency } : {})
   const intents = unsettledIntents(journal, idempotency, journal.replay().unsettledIntents)
-  engine.recover(journal.replay().openRequests, intents).catch((e: unknown) => logger.error({ err: e }, 'recovery failed'))
+  engine.recover(resultJournal.replay().openRequests, intents).catch((e: unknown) => logger.error({ err: e }, 'recovery failed'))
 
   // Every IVR request goes through the one outbound transport with ivr.fetch_allow, read at each
   // connection (a reload applies to the next one).
@@ -278,7 +283,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
     throttle,
     engine: registeringIvrSources(engine, ivr),
     health: pbx,
-    journal,
+    journal: resultJournal,
     // Idempotency-Key replies of the last 24 h, as the journal kept them across restarts.
     idempotency,
     logger: logger.child({ part: 'api' }),

@@ -80,6 +80,24 @@ export interface IdempotencyStoreOptions {
   readonly ttlMs?: number
   /** Wall clock (unix ms); Date.now by default. */
   readonly now?: () => number
+  /** In a cluster: the keys of every node (src/cluster/, docs/cluster.md), asked after this store. */
+  readonly shared?: SharedIdempotency
+}
+
+/** What the cluster says of a key this node has not seen. */
+export type SharedClaim =
+  | { readonly kind: 'new' }
+  | { readonly kind: 'replay'; readonly reply: string; readonly requestId: string }
+  | { readonly kind: 'conflict' }
+  /** The cluster cannot be asked: refused (503), never placed on a guess. */
+  | { readonly kind: 'unavailable'; readonly description: string }
+
+/** The Idempotency-Keys of every node of a cluster (src/cluster/idempotency.ts). */
+export interface SharedIdempotency {
+  /** A request with this key on another node still being placed is waited for. */
+  claim(domain: string, key: string, digest: string, requestId: string): Promise<SharedClaim>
+  /** The 200 reply to keep for 24 h, or undefined: the request was refused, the key is free again. */
+  settle(domain: string, key: string, digest: string, requestId: string, reply: string | undefined): void
 }
 
 export class IdempotencyStore {
@@ -88,10 +106,12 @@ export class IdempotencyStore {
   private readonly inFlight = new Map<string, InFlight>()
   private readonly ttlMs: number
   private readonly now: () => number
+  private readonly shared: SharedIdempotency | undefined
 
   constructor(opts: IdempotencyStoreOptions = {}) {
     this.ttlMs = opts.ttlMs ?? IDEMPOTENCY_TTL_MS
     this.now = opts.now ?? Date.now
+    this.shared = opts.shared
   }
 
   /** The keys the journal kept (JournalReplay.idempotencyKeys), oldest first. */
@@ -124,12 +144,25 @@ export class IdempotencyStore {
     let release!: () => void
     const settled = new Promise<void>((r) => (release = r))
     this.inFlight.set(id, { digest, settled })
+    const shared = this.shared
+    if (shared !== undefined) {
+      // Held in flight here meanwhile: a repeat on this node waits for the cluster's word too.
+      const s = await shared.claim(domain, key, digest, requestId)
+      if (s.kind !== 'new') {
+        this.inFlight.delete(id)
+        release()
+        if (s.kind === 'replay') return { kind: 'replay', reply: s.reply, requestId: s.requestId }
+        if (s.kind === 'conflict') return reused()
+        return { kind: 'conflict', error: apiError('cluster_unavailable', `${IDEMPOTENCY_HEADER} cannot be checked across the cluster: ${s.description}`) }
+      }
+    }
     return {
       kind: 'new',
       settle: (reply) => {
         if (this.inFlight.get(id)?.settled !== settled) return
         this.inFlight.delete(id)
         if (reply !== undefined) this.remember(domain, key, { digest, reply, requestId, at: this.now() })
+        shared?.settle(domain, key, digest, requestId, reply)
         release()
       },
     }

@@ -155,6 +155,24 @@ export class CallbackDispatcher implements CallbackSink {
   }
 
   /**
+   * A result another node of a cluster produced and did not deliver before it died (src/cluster/,
+   * docs/cluster.md "Results survive a node"): journaled here and delivered with the same delivery
+   * id and bytes. A second final result for the request is refused as deliver() refuses it.
+   */
+  adopt(record: ResultRecord): void {
+    if (!this.finals.remember(record.domain, record.requestId)) {
+      this.logger.error({ domain: record.domain, request_id: record.requestId, body: record.body }, 'second final result for one request: not sent (exactly one callback per request)')
+      return
+    }
+    this.journaling++
+    void this.journal.result(record).then(() => {
+      this.journaling--
+      this.accept({ result: record, progress: undefined })
+      this.notifyIfIdle()
+    })
+  }
+
+  /**
    * Queues what the journal still held at open (same delivery ids and bytes; due at once, or at
    * the receiver's Retry-After), and moves a spool file left by an older version into the journal.
    */

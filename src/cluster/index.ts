@@ -4,15 +4,23 @@
  * section (a dynamic import): a single node never loads this folder nor ioredis.
  *
  * What it gives the daemon: the channel limit across nodes (`sharedLimit`, for the engine), kept
- * by this node's lease and counts (lease.ts).
+ * by this node's lease and counts (lease.ts); the journal mirrored into Redis (results.ts) and
+ * the takeover of dead peers' results (takeover.ts); Idempotency-Keys across nodes
+ * (idempotency.ts, for the API's store).
  */
+import type { SharedIdempotency } from '../api/idempotency.js'
 import type { DaemonConfig } from '../config/schema.js'
+import type { Journal } from '../journal/types.js'
 import type { SharedLimit } from '../origination/admission.js'
+import { outcomeUnknown } from '../origination/outcome.js'
 import type { Logger } from '../util/logger.js'
 import { connectRedis } from './connection.js'
 import { clusterKeys } from './keys.js'
 import { keepLease } from './lease.js'
+import { sharedIdempotency } from './idempotency.js'
+import { mirrorJournal } from './results.js'
 import { createSharedLimit } from './shared-limit.js'
+import { startTakeover, type TakenResultSink, type Takeover } from './takeover.js'
 
 export type ClusterConfig = NonNullable<DaemonConfig['cluster']>
 
@@ -25,6 +33,8 @@ export interface ClusterDeps {
   readonly domains: () => readonly string[]
   /** This node's channels in use for a domain (the engine's limiter: live + reserved). */
   readonly localInUse: (domain: string) => number
+  /** The node's result journal: mirrored into Redis (results.ts). */
+  readonly journal: Journal
   readonly logger: Logger
   /** Key prefix in Redis (tests: one per test file when they share a Redis). */
   readonly prefix?: string
@@ -33,6 +43,11 @@ export interface ClusterDeps {
 export interface ClusterNode {
   readonly nodeId: string
   readonly sharedLimit: SharedLimit
+  /** The journal to use instead of the node's own: the same, mirrored into Redis. */
+  readonly journal: Journal
+  readonly idempotency: SharedIdempotency
+  /** Starts delivering the results of dead peers through `sink` (the callback dispatcher). */
+  takeOver(sink: TakenResultSink): void
   /** Stops renewing the lease and closes the connection. */
   close(): Promise<void>
 }
@@ -40,7 +55,8 @@ export interface ClusterNode {
 export async function startCluster(cfg: ClusterConfig, deps: ClusterDeps): Promise<ClusterNode> {
   const log = deps.logger
   const conn = connectRedis(cfg.redis, log)
-  const keys = clusterKeys(deps.prefix)
+  const prefix = deps.prefix ?? 'cod'
+  const keys = clusterKeys(prefix)
   const lease = keepLease({
     conn,
     keys,
@@ -57,11 +73,22 @@ export async function startCluster(cfg: ClusterConfig, deps: ClusterDeps): Promi
   ])
   if (renewed) log.info({ node: cfg.node_id, leaseMs: cfg.lease_ms }, 'cluster node joined')
   else log.warn({ node: cfg.node_id }, 'cluster: Redis not reachable yet; admissions are refused (503) until it is')
+  // With the lease renewed no peer takes anything more from us: what they took is dropped here.
+  const mirror = mirrorJournal(deps.journal, { conn, keys, nodeId: cfg.node_id, logger: log })
+  await mirror.start()
+  let takeover: Takeover | undefined
   return {
     nodeId: cfg.node_id,
     sharedLimit: createSharedLimit({ conn, keys, nodeId: cfg.node_id, leaseMs: cfg.lease_ms, lease }),
+    journal: mirror.journal,
+    idempotency: sharedIdempotency(conn, prefix, log),
+    takeOver(sink) {
+      takeover ??= startTakeover({ conn, keys, nodeId: cfg.node_id, leaseMs: cfg.lease_ms, sink, outcomeUnknown, logger: log })
+    },
     async close() {
+      await takeover?.stop()
       await lease.stop()
+      mirror.stop()
       await conn.close()
     },
   }

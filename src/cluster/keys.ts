@@ -17,6 +17,12 @@ export interface ClusterKeys {
   inUse(domain: string): string
   /** When this Redis first saw a node (ms): admissions wait one lease after it (a restarted, empty Redis). */
   readonly since: string
+  /** Stream of a node's accepted requests, results and their ends (results.ts): what a peer takes over. */
+  results(node: string): string
+  /** Set of the request ids a peer took over from a node (takeover.ts): the node, back, delivers none of them. */
+  claimed(node: string): string
+  /** Prefix of the streams a claimer took (`<prefix><claimer>:<dead node>:<n>`), until it has handed them to its dispatcher. */
+  taken(claimer: string): string
 }
 
 export function clusterKeys(prefix = 'cod'): ClusterKeys {
@@ -27,5 +33,8 @@ export function clusterKeys(prefix = 'cod'): ClusterKeys {
     nodes: `${prefix}:nodes`,
     inUse: (domain) => `${prefix}:inuse:${domain.toLowerCase()}`,
     since: `${prefix}:since`,
+    results: (node) => `${prefix}:results:${node}`,
+    claimed: (node) => `${prefix}:claimed:${node}`,
+    taken: (claimer) => `${prefix}:taken:${claimer}:`,
   }
 }

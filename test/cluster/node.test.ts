@@ -11,6 +11,7 @@ import { daemonSchema } from '../../src/config/schema.js'
 import { startCluster, type ClusterNode } from '../../src/cluster/index.js'
 import { clusterKeys } from '../../src/cluster/keys.js'
 import { silentLogger } from '../../src/util/logger.js'
+import { nullJournal } from '../../src/journal/index.js'
 import { redisServerBinary, SKIP_REASON, startRedisServer } from './redis-server.js'
 import { waitFor } from '../faults/harness/stack.js'
 
@@ -59,7 +60,7 @@ t.test('nodes against a real redis-server', { skip: redisServerBinary() === unde
   const node = async (id: string): Promise<ClusterNode> => {
     const n = await startCluster(
       { redis: redis.url, node_id: id, lease_ms: LEASE_MS },
-      { apiUrl: `http://127.0.0.1:1/${id}`, domains: () => [DOMAIN], localInUse: () => counts.get(id) ?? 0, logger: silentLogger() },
+      { apiUrl: `http://127.0.0.1:1/${id}`, domains: () => [DOMAIN], localInUse: () => counts.get(id) ?? 0, journal: nullJournal(), logger: silentLogger() },
     )
     nodes.push(n)
     return n
