@@ -42,7 +42,8 @@ export async function runStart(argv: readonly string[], io: CliIo, signals: Sign
     return EXIT_PROBLEMS
   }
   if (!started.ok) {
-    io.stderr.write(`configuration refused:\n${started.error.map((p) => `  ${p}`).join('\n')}\n`)
+    // A refused configuration (file: path: reason), a journal folder in use, a listener that cannot listen.
+    io.stderr.write(`daemon not started:\n${started.error.map((p) => `  ${p}`).join('\n')}\n`)
     return EXIT_PROBLEMS
   }
   const daemon = started.value

@@ -148,13 +148,32 @@ t.test('cod call: usage mistakes (exit 2), before anything is sent', async (t) =
   runs.forEach((r, i) => t.equal(r.code, 2, (cases[i] ?? []).join(' ')))
 })
 
+t.test('cod start on a port taken: why on stderr, exit 1', async (t) => {
+  const dir = tempDir(t, 'taken')
+  mkdirSync(join(dir, 'domains'))
+  writeFileSync(join(dir, 'domains/cli.test.yaml'), DOMAIN)
+  const holder = createServer()
+  await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise<void>((resolve) => holder.close(() => resolve())))
+  const address = holder.address()
+  const taken = typeof address === 'object' && address !== null ? address.port : 0
+  const config = join(dir, 'daemon.yaml')
+  writeFileSync(
+    config,
+    `http: { host: 127.0.0.1, port: ${taken} }\nfreeswitch: { mode: freeswitch, port: ${await freePort()} }\nxml_curl: { port: 0, username: freeswitch, password: change-me-xml-curl }\n`,
+  )
+  const r = await cod(['start', '--config', config])
+  t.equal(r.code, 1)
+  t.match(r.stderr, new RegExp(`daemon not started:[\\s\\S]*cannot listen on 127\\.0\\.0\\.1:${taken}`))
+})
+
 t.test('cod start and cod simulator on a refused configuration: the problems on stderr, exit 1', async (t) => {
   const dir = tempDir(t, 'refused')
   const config = join(dir, 'daemon.yaml')
   writeFileSync(config, 'http: { port: 99999 }\n')
   const [start, sim] = await Promise.all([cod(['start', '--config', config]), codHere(['simulator', '--config', config])])
   t.equal(start.code, 1)
-  t.match(start.stderr, /configuration refused:[\s\S]*daemon\.yaml: http\.port: /)
+  t.match(start.stderr, /daemon not started:[\s\S]*daemon\.yaml: http\.port: /)
   t.equal(sim.code, 1)
   t.match(sim.stderr, /simulator not started:[\s\S]*daemon\.yaml/)
 })
