@@ -6,6 +6,7 @@
  */
 import type { Operation } from '../origination/plan.js'
 import { openCtiFeed, RequestChannels, type ChannelEvent, type CtiFeed } from './call-events.js'
+import { err, ok, type Result } from '../util/result.js'
 import { EXIT_OK, EXIT_PROBLEMS, parseCommandLine, stringOpt, usageError, type CliIo, type ExitCode } from './io.js'
 
 export const CALL_USAGE = `usage: cod call <operation> --domain D [--token T] [--url http://127.0.0.1:8080] [--prefix /api]
@@ -38,7 +39,7 @@ const KNOWN = { call_user: true, call_group: true, call_external: true, initiate
 const isOperation = (s: string): s is Operation => Object.hasOwn(KNOWN, s)
 
 /** key=value and key:=json pairs into a body; a mistake is named. */
-function bodyOf(pairs: readonly string[]): { ok: true; body: Record<string, unknown> } | { ok: false; error: string } {
+function bodyOf(pairs: readonly string[]): Result<Record<string, unknown>, string> {
   const body: Record<string, unknown> = {}
   for (const pair of pairs) {
     const json = /^([^=:]+):=(.*)$/s.exec(pair)
@@ -47,15 +48,15 @@ function bodyOf(pairs: readonly string[]): { ok: true; body: Record<string, unkn
       try {
         body[json[1]] = JSON.parse(json[2] ?? '')
       } catch {
-        return { ok: false, error: `${pair}: the value after ":=" must be JSON` }
+        return err(`${pair}: the value after ":=" must be JSON`)
       }
     } else if (text?.[1] !== undefined) {
       body[text[1]] = text[2] ?? ''
     } else {
-      return { ok: false, error: `${pair}: expected key=value or key:=<json>` }
+      return err(`${pair}: expected key=value or key:=<json>`)
     }
   }
-  return { ok: true, body }
+  return ok(body)
 }
 
 const elapsed = (t0: number): string => `+${((Date.now() - t0) / 1000).toFixed(2)}s`.padStart(8)
@@ -66,102 +67,145 @@ const summary = (e: ChannelEvent): string => {
   return `${e.event.padEnd(8)} ${c.uuid}  ${String(c.direction).padEnd(8)} ${String(c.state).padEnd(10)} ${c.calling_number ?? '-'} -> ${c.called_number ?? '-'}${cause}`
 }
 
-export async function runCall(argv: readonly string[], io: CliIo): Promise<ExitCode> {
-  const parsed = parseCommandLine(
-    argv,
-    {
-      domain: { type: 'string' },
-      token: { type: 'string' },
-      url: { type: 'string' },
-      prefix: { type: 'string' },
-      json: { type: 'string' },
-      timeout: { type: 'string' },
-      raw: { type: 'boolean' },
-      'no-events': { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    true,
-  )
-  if (!parsed.ok) return usageError(io, parsed.error, CALL_USAGE)
+/** A checked command line: what to send where, and how to follow it. */
+interface CallRequest {
+  readonly operation: Operation
+  readonly body: Record<string, unknown>
+  /** The API's root: base URL and prefix, e.g. http://127.0.0.1:8080/api. */
+  readonly root: string
+  readonly authorization: string
+  readonly timeoutMs: number
+  readonly raw: boolean
+  readonly followEvents: boolean
+}
+
+const CALL_OPTIONS = {
+  domain: { type: 'string' },
+  token: { type: 'string' },
+  url: { type: 'string' },
+  prefix: { type: 'string' },
+  json: { type: 'string' },
+  timeout: { type: 'string' },
+  raw: { type: 'boolean' },
+  'no-events': { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const
+
+/** The body from --json or from key=value pairs (one of them). */
+function requestBody(jsonText: string | undefined, pairs: readonly string[]): Result<Record<string, unknown>, string> {
+  if (jsonText === undefined) return bodyOf(pairs)
+  if (pairs.length > 0) return err('--json or key=value pairs, not both')
+  let v: unknown
+  try {
+    v = JSON.parse(jsonText)
+  } catch {
+    return err('--json is not JSON')
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return err('--json must be a JSON object')
+  return ok(v as Record<string, unknown>)
+}
+
+/** Checks the command line; a mistake is its message (exit 2). */
+function parseCall(argv: readonly string[], env: CliIo['env']): Result<CallRequest | 'help', string> {
+  const parsed = parseCommandLine(argv, CALL_OPTIONS, true)
+  if (!parsed.ok) return parsed
   const { values, positionals } = parsed.value
-  if (values.help === true) {
-    io.stdout.write(CALL_USAGE)
-    return EXIT_OK
-  }
+  if (values.help === true) return ok('help')
   const [operation, ...pairs] = positionals
-  if (operation === undefined || !isOperation(operation)) {
-    return usageError(io, operation === undefined ? 'an operation is expected' : `unknown operation "${operation}"`, CALL_USAGE)
-  }
+  if (operation === undefined) return err('an operation is expected')
+  if (!isOperation(operation)) return err(`unknown operation "${operation}"`)
   const domain = stringOpt(values.domain)
-  const token = stringOpt(values.token) ?? io.env.COD_TOKEN
-  if (domain === undefined || token === undefined || token === '') return usageError(io, '--domain and a token (--token or COD_TOKEN) are required', CALL_USAGE)
-  const jsonText = stringOpt(values.json)
-  let body: Record<string, unknown>
-  if (jsonText !== undefined) {
-    if (pairs.length > 0) return usageError(io, '--json or key=value pairs, not both', CALL_USAGE)
-    let v: unknown
-    try {
-      v = JSON.parse(jsonText)
-    } catch {
-      return usageError(io, '--json is not JSON', CALL_USAGE)
-    }
-    if (typeof v !== 'object' || v === null || Array.isArray(v)) return usageError(io, '--json must be a JSON object', CALL_USAGE)
-    body = v as Record<string, unknown>
-  } else {
-    const b = bodyOf(pairs)
-    if (!b.ok) return usageError(io, b.error, CALL_USAGE)
-    body = b.body
-  }
+  const token = stringOpt(values.token) ?? env.COD_TOKEN
+  if (domain === undefined || token === undefined || token === '') return err('--domain and a token (--token or COD_TOKEN) are required')
+  const body = requestBody(stringOpt(values.json), pairs)
+  if (!body.ok) return body
   const timeoutText = stringOpt(values.timeout) ?? '120'
   const timeoutS = Number(timeoutText)
-  if (!/^\d+(\.\d+)?$/.test(timeoutText) || timeoutS <= 0 || timeoutS > 86_400) return usageError(io, '--timeout must be seconds above 0 (at most 86400)', CALL_USAGE)
+  if (!/^\d+(\.\d+)?$/.test(timeoutText) || timeoutS <= 0 || timeoutS > 86_400) return err('--timeout must be seconds above 0 (at most 86400)')
   let base: URL
   try {
     base = new URL(stringOpt(values.url) ?? 'http://127.0.0.1:8080')
-    if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new Error('scheme')
   } catch {
-    return usageError(io, '--url must be an http(s) URL', CALL_USAGE)
+    return err('--url must be an http(s) URL')
   }
+  if (base.protocol !== 'http:' && base.protocol !== 'https:') return err('--url must be an http(s) URL')
   const prefix = (stringOpt(values.prefix) ?? '/api').replace(/\/+$/, '')
-  const root = `${base.origin}${base.pathname.replace(/\/+$/, '')}${prefix}`
-  const authorization = `Basic ${Buffer.from(`${domain}:${token}`).toString('base64')}`
-  const t0 = Date.now()
+  return ok({
+    operation,
+    body: body.value,
+    root: `${base.origin}${base.pathname.replace(/\/+$/, '')}${prefix}`,
+    authorization: `Basic ${Buffer.from(`${domain}:${token}`).toString('base64')}`,
+    timeoutMs: timeoutS * 1000,
+    raw: values.raw === true,
+    followEvents: values['no-events'] !== true,
+  })
+}
 
-  const events = values['no-events'] === true ? undefined : await openCtiFeed(`${root.replace(/^http/, 'ws')}/ws_cti?app_name=cod-call&full_events=true`, authorization, 10_000)
-  if (events !== undefined && !events.ok) {
-    const e = events.error
-    io.stderr.write(e.kind === 'refused' ? `CTI connection refused: HTTP ${e.status} ${e.body}\n` : `CTI connection failed: ${e.message}\n`)
-    io.stderr.write('no request was sent (--no-events sends it without following its events)\n')
-    return EXIT_PROBLEMS
-  }
-  const feed = events?.feed
+/** The error's own message and, for a network failure, its cause (ECONNREFUSED...). */
+const describeFailure = (e: unknown): string => {
+  const cause = (e as { cause?: unknown }).cause
+  return `${(e as Error).message}${cause instanceof Error ? ` (${cause.message})` : ''}`
+}
+
+/** Sends the request: the HTTP status and body text, or why it could not be sent. */
+async function send(req: CallRequest): Promise<Result<{ status: number; text: string }, string>> {
   try {
-    let status: number
-    let text: string
-    try {
-      const res = await fetch(`${root}/${operation}`, {
-        method: 'POST',
-        headers: { authorization, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-        signal: AbortSignal.timeout(30_000),
-      })
-      status = res.status
-      text = await res.text()
-    } catch (e) {
-      io.stderr.write(`request failed: ${(e as Error).message}${(e as { cause?: { message?: string } }).cause?.message !== undefined ? ` (${(e as { cause: { message: string } }).cause.message})` : ''}\n`)
+    const res = await fetch(`${req.root}/${req.operation}`, {
+      method: 'POST',
+      headers: { authorization: req.authorization, 'content-type': 'application/json' },
+      body: JSON.stringify(req.body),
+      signal: AbortSignal.timeout(30_000),
+    })
+    return ok({ status: res.status, text: await res.text() })
+  } catch (e) {
+    return err(describeFailure(e))
+  }
+}
+
+/** The UUIDs of an accepted request's reply; empty for any other reply. */
+function acceptedUuids(status: number, text: string): string[] {
+  try {
+    const reply = JSON.parse(text) as { result_code?: unknown; uuids?: unknown }
+    if (status === 200 && reply.result_code === 0 && Array.isArray(reply.uuids)) return reply.uuids.filter((u): u is string => typeof u === 'string')
+  } catch {
+    // not JSON: not accepted
+  }
+  return []
+}
+
+export async function runCall(argv: readonly string[], io: CliIo): Promise<ExitCode> {
+  const parsed = parseCall(argv, io.env)
+  if (!parsed.ok) return usageError(io, parsed.error, CALL_USAGE)
+  if (parsed.value === 'help') {
+    io.stdout.write(CALL_USAGE)
+    return EXIT_OK
+  }
+  const req = parsed.value
+  const t0 = Date.now()
+  // Connected before the request is sent, so that none of its events can be missed.
+  let feed: CtiFeed | undefined
+  if (req.followEvents) {
+    const opened = await openCtiFeed(`${req.root.replace(/^http/, 'ws')}/ws_cti?app_name=cod-call&full_events=true`, req.authorization, 10_000)
+    if (!opened.ok) {
+      const e = opened.error
+      io.stderr.write(e.kind === 'refused' ? `CTI connection refused: HTTP ${e.status} ${e.body}\n` : `CTI connection failed: ${e.message}\n`)
+      io.stderr.write('no request was sent (--no-events sends it without following its events)\n')
       return EXIT_PROBLEMS
     }
-    io.stdout.write(`${elapsed(t0)}  HTTP ${status} ${text.trim()}\n`)
-    let uuids: string[] = []
-    try {
-      const reply = JSON.parse(text) as { result_code?: unknown; uuids?: unknown }
-      if (status === 200 && reply.result_code === 0 && Array.isArray(reply.uuids)) uuids = reply.uuids.filter((u): u is string => typeof u === 'string')
-    } catch {
-      // not JSON: refused below
+    feed = opened.feed
+  }
+  try {
+    const sent = await send(req)
+    if (!sent.ok) {
+      io.stderr.write(`request failed: ${sent.error}\n`)
+      return EXIT_PROBLEMS
     }
+    const { status, text } = sent.value
+    io.stdout.write(`${elapsed(t0)}  HTTP ${status} ${text.trim()}\n`)
+    const uuids = acceptedUuids(status, text)
     if (uuids.length === 0) return EXIT_PROBLEMS
     if (feed === undefined) return EXIT_OK
-    return await follow(feed, uuids, t0, timeoutS * 1000, values.raw === true, io)
+    return await follow(feed, uuids, t0, req.timeoutMs, req.raw, io)
   } finally {
     feed?.close()
   }
