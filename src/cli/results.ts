@@ -13,6 +13,7 @@
  * daemon start (which sends what the journal holds pending), with their original delivery id
  * and body bytes and a fresh `callbacks.give_up_after_ms` window.
  */
+import { Writable } from 'node:stream'
 import { loadConfig, formatProblem } from '../config/load.js'
 import { journalDirOf, openJournal } from '../journal/index.js'
 import type { DeadLetter } from '../journal/types.js'
@@ -84,15 +85,17 @@ const asJson = (d: DeadLetter): string =>
     body: d.result.body,
   })
 
+type ParsedValues = Record<string, string | boolean | string[] | undefined>
+
 interface Where {
   readonly dir: string
   readonly giveUpAfterMs: number
 }
 
 /** The journal folder and the give-up window, from --journal or the daemon's file. */
-async function locate(values: Record<string, unknown>, io: CliIo): Promise<Where | undefined> {
-  const configFile = stringOpt(values.config as string | undefined) ?? 'conf/daemon.yaml'
-  const explicit = stringOpt(values.journal as string | undefined)
+async function locate(values: ParsedValues, io: CliIo): Promise<Where | undefined> {
+  const configFile = stringOpt(values.config) ?? 'conf/daemon.yaml'
+  const explicit = stringOpt(values.journal)
   const loaded = await loadConfig(configFile)
   if (!loaded.ok) {
     // A journal folder named outright does not need the configuration (default window then).
@@ -156,7 +159,13 @@ export async function runResults(argv: readonly string[], io: CliIo, now: () => 
 
 async function redeliver(where: Where, ids: readonly string[] | undefined, keep: (d: DeadLetter) => boolean, io: CliIo, now: () => number): Promise<ExitCode> {
   // Errors of the journal itself (a damaged segment moved aside) go to stderr as JSON lines.
-  const opened = await openJournal({ dir: where.dir, logger: createLogger('warn', process.stderr).child({ part: 'journal' }) })
+  const toStderr = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      io.stderr.write(chunk.toString('utf8'))
+      done()
+    },
+  })
+  const opened = await openJournal({ dir: where.dir, logger: createLogger('warn', toStderr).child({ part: 'journal' }) })
   if (!opened.ok) {
     const inUse = opened.error.includes('in use by')
     io.stderr.write(`${opened.error}\n${inUse ? 'a daemon runs on this journal: stop it, redeliver, then start it (one writer per journal)\n' : ''}`)
