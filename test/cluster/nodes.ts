@@ -31,11 +31,10 @@ export async function startNodes(t: Test, redisUrl: string, ids: readonly string
       return { id, stack }
     }),
   )
-  // One at a time: three daemons starting at once on a loaded 2-core machine take longer than one after the other.
-  for (const n of stacks) {
-    await n.stack.startSim()
-    await n.stack.startDaemon()
-  }
+  await Promise.all(stacks.map((n) => n.stack.startSim()))
+  // Daemons one after the other: each compiles the sources (tsx) at start, and three at once on a
+  // loaded 2-core machine can each take longer than the harness's 30 s wait.
+  for (const n of stacks) await n.stack.startDaemon()
   return stacks
 }
 
