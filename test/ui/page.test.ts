@@ -4,7 +4,8 @@
  * simulator with the shipped configuration: a wrong token shows the daemon's refusal; the right
  * one connects with a read-only monitor ticket; a call appears within 2 s of the API's reply,
  * shows `answered`, and disappears after its hangup; values typed by callers are shown as text;
- * the page runs under its Content-Security-Policy without a single violation.
+ * after a daemon restart the page reconnects by itself (the token in its memory); the page runs
+ * under its Content-Security-Policy without a single violation.
  *
  * One browser launch for the whole file. A screenshot of the page with the call up is saved to
  * test/ui/artifacts/live-calls.png (git-ignored) for a person to look at.
@@ -18,6 +19,8 @@ import { join } from 'node:path'
 import t from 'tap'
 import WebSocket from 'ws'
 import { startHarness, DEMO_AUTH, type Harness } from '../e2e/harness.js'
+import { startDaemon } from '../../src/daemon.js'
+import { silentLogger } from '../../src/util/logger.js'
 import { CONTENT_SECURITY_POLICY } from '../../src/ui/headers.js'
 
 const CHROMIUM = process.env.COD_CHROMIUM ?? '/usr/bin/chromium'
@@ -164,6 +167,27 @@ if (!existsSync(CHROMIUM)) {
       t.pass('every row of the call is gone after the hangup')
       t.ok(await page.locator('#empty').isVisible(), '"No live calls." again')
       t.equal(await page.locator('#live-count').textContent(), '0')
+    })
+
+    t.test('after a daemon restart the page reconnects by itself', async (t) => {
+      const port = h.daemon.httpPort
+      const logged = problems.length
+      await h.daemon.stop()
+      // The rows are kept, greyed out and marked busy, while it tries again.
+      await page.locator('#calls.stale[aria-busy="true"]').waitFor()
+      t.match(await page.locator('#status').textContent(), /lost|Connecting|daemon did not give a ticket/)
+      const journalDir = mkdtempSync(join(tmpdir(), 'cod-ui-journal-'))
+      t.teardown(() => rmSync(journalDir, { recursive: true, force: true }))
+      const again = await startDaemon({ configFile: 'conf/daemon.yaml', logger: silentLogger(), httpPort: port, simulatorPort: 0, journalDir })
+      if (!again.ok) throw new Error(again.error.join('\n'))
+      t.teardown(() => again.value.stop())
+      // Retries back off 1 s, 2 s, 4 s...: a new ticket with the token kept in memory, a new snapshot.
+      await page.locator('#status').getByText('Connected to example.test: 0 live channels.').waitFor({ timeout: 30_000 })
+      t.notOk(await page.locator('#calls.stale').count(), 'no longer greyed out')
+      t.ok(await page.locator('#connect-form').isHidden(), 'no need to type the token again')
+      // While the daemon was down, Chromium logged the refused connections; nothing else.
+      const downtime = problems.splice(logged)
+      t.same(downtime.filter((p) => !/ERR_CONNECTION_REFUSED|WebSocket connection to .* failed/.test(p)), [], 'only refused connections were logged meanwhile')
     })
 
     t.test('disconnect forgets the token', async (t) => {

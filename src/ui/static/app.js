@@ -152,6 +152,8 @@ async function open() {
     switch (change.kind) {
       case 'snapshot':
         showError('')
+        callsSection.classList.remove('stale')
+        callsSection.removeAttribute('aria-busy')
         showConnectedView(calls.domain ?? domain)
         announce(`Connected to ${calls.domain ?? domain}: ${liveCount(calls)} live channel${liveCount(calls) === 1 ? '' : 's'}.`)
         clearInterval(ticker)
@@ -184,7 +186,10 @@ async function open() {
       showError(final)
       return
     }
-    retryLater(opened ? 'The connection was lost.' : 'The connection was refused.')
+    // What is shown may be out of date until the new snapshot: greyed out, and said so.
+    callsSection.classList.add('stale')
+    callsSection.setAttribute('aria-busy', 'true')
+    retryLater(opened ? 'The connection was lost; the calls shown may be out of date.' : 'The connection was refused.')
   })
 }
 
