@@ -316,7 +316,6 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
       server.closeIdleConnections()
       await cti.close()
       await engine.close()
-      await cluster?.close()
       channels.close()
       await ivr.close()
       // FreeSWITCH's documents are served until no leg of ours may still ask for one.
@@ -325,6 +324,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
       await xmlCurlClosed
       const flushed = await callbacks.shutdown(10_000)
       logger.info(flushed, 'callbacks flushed')
+      // After the last acknowledgement is in the node's stream: a peer taking it over later
+      // (this node never back) delivers only what was really left.
+      await cluster?.close()
       await Promise.all([callbackTransport.close(), ivrTransport.close()])
       await journal.close()
       await pbx.close()
