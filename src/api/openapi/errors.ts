@@ -31,6 +31,7 @@ const WHEN: Readonly<Record<ApiErrorId, string>> = {
   too_many_requests: 'this client address failed authentication too often; refused on every route until `Retry-After`',
   internal_error: 'unexpected; logged with the X-Request-Id of the reply',
   pbx_unavailable: 'FreeSWITCH is not connected, not answering, or shutting down; nothing was sent to it',
+  cluster_unavailable: "a node of a cluster cannot reach its Redis (or it came up empty less than a lease ago), so the shared channel_limit cannot be checked; nothing is originated (docs/cluster.md)",
 }
 
 /** Every id of the catalogue, in its order. */
