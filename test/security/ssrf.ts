@@ -88,7 +88,7 @@ export async function callbackNames(w: World): Promise<string[]> {
   // Names resolving to loopback: accepted (a name is judged at delivery), then refused for good.
   const before = warnings(w, 'callback not delivered; giving up (the result is in this log line)').length
   const names = await resolvingNames()
-  w.tally.count(family, `names resolving to this host: ${names.join(' ') || 'none'}`)
+  w.tally.note(family, `names resolving to this host: ${names.join(' ') || 'none'}`)
   let accepted = 0
   for (const url of names.map((name) => `http://${name}:${w.canary.port}/cb`)) {
     const a = await w.send(apiPost('call_user', { user_name: 'carol', destination: '0311112222', callback_url: url }))
@@ -106,7 +106,7 @@ export async function callbackNames(w: World): Promise<string[]> {
     problems.push(String(e))
   }
   const refusedAtDelivery = w.logs.filter((l) => JSON.stringify(l).includes('address refused')).length
-  w.tally.count('ssrf callback delivery', `address refused (log lines) ${refusedAtDelivery}`)
+  w.tally.note('ssrf callback delivery', `${refusedAtDelivery} dead letters "address refused" in the log`)
   if (refusedAtDelivery < accepted) problems.push(`${accepted} named callbacks accepted, only ${refusedAtDelivery} refused at delivery`)
   if (!w.receiver.got.some((g) => g.path === '/hop')) problems.push('the allowed receiver never got its callback (the positive control)')
   return problems
@@ -160,14 +160,12 @@ export async function documentForms(w: World): Promise<string[]> {
     docs.push([`Play ${k}`, `/play-${k}`, `<IVR><Answer/>${chain(forms, (u) => `<Play>${xmlEscape(u)}</Play>`, report(`/play-${k}`))}</IVR>`])
   }
   const ran = await Promise.all(docs.map(async ([name, path, xml]) => ({ name, ...(await runDocument(w, path, xml)) })))
-  for (const r of ran) {
-    problems.push(...r.problems)
-    w.tally.count('ssrf inside IVR documents', `documents that ran to their end: ${r.report}`)
-  }
+  for (const r of ran) problems.push(...r.problems)
+  w.tally.note('ssrf inside IVR documents', `${ran.filter((r) => r.report).length} of ${ran.length} documents ran to their end`)
   const blocked = w.logs.filter((l) => typeof l.msg === 'string' && l.msg.startsWith('ivr fetch failed') && l.kind === 'blocked_address').length - blocked0
   const handled = warnings(w, 'ivr runtime error: error handler').length
-  w.tally.count('ssrf inside IVR documents', `blocked fetches logged ${blocked}`)
-  w.tally.count('ssrf inside IVR documents', `runtime errors handled ${handled}`)
+  w.tally.note('ssrf inside IVR documents', `${blocked} fetches refused (blocked_address) in the log`)
+  w.tally.note('ssrf inside IVR documents', `${handled} runtime errors handled (refused Redirect and Play)`)
   // GetJSON (all forms) + hops (all forms) at least; Redirect refusals are fetch failures too.
   if (blocked < urls.length * 2) problems.push(`only ${blocked} blocked fetches logged for ${urls.length * 2} GetJSON and hop forms`)
   if (handled < urls.length * 2) problems.push(`only ${handled} runtime errors handled for ${urls.length * 2} Redirect and Play forms`)
@@ -200,7 +198,7 @@ export async function xmlUrlForms(w: World): Promise<string[]> {
   } catch (e) {
     problems.push(String(e))
   }
-  w.tally.count(family, `documents not run (refused) ${w.logs.filter((l) => l.msg === 'ivr document not run').length - failed0}`)
+  w.tally.note(family, `${w.logs.filter((l) => l.msg === 'ivr document not run').length - failed0} documents not run (refused)`)
   return problems
 }
 

@@ -60,6 +60,11 @@ export interface Answer {
 /** How each hostile request ended, by family and outcome (printed at the end). */
 export class Tally {
   readonly families = new Map<string, Map<string, number>>()
+  /** What was observed besides the requests (log lines, documents run): printed, not counted. */
+  readonly notes: string[] = []
+  note(family: string, text: string): void {
+    this.notes.push(`${family}: ${text}`)
+  }
   count(family: string, outcome: string): void {
     let f = this.families.get(family)
     if (f === undefined) this.families.set(family, (f = new Map()))
@@ -76,7 +81,7 @@ export class Tally {
     return m
   }
   lines(): string[] {
-    return [...this.families].map(([name, f]) => `${name}: ${[...f].map(([k, v]) => `${k} ${v}`).join(', ')}`)
+    return [...[...this.families].map(([name, f]) => `${name}: ${[...f].map(([k, v]) => `${k} ${v}`).join(', ')}`), ...this.notes.map((n) => `(observed) ${n}`)]
   }
 }
 
