@@ -23,6 +23,8 @@ export interface ClusterKeys {
   claimed(node: string): string
   /** Prefix of the streams a claimer took (`<prefix><claimer>:<dead node>:<n>`), until it has handed them to its dispatcher. */
   taken(claimer: string): string
+  /** Set of the taken streams a claimer has not handed over yet (read at its next round, e.g. after a crash). */
+  takenBy(claimer: string): string
 }
 
 export function clusterKeys(prefix = 'cod'): ClusterKeys {
@@ -36,5 +38,6 @@ export function clusterKeys(prefix = 'cod'): ClusterKeys {
     results: (node) => `${prefix}:results:${node}`,
     claimed: (node) => `${prefix}:claimed:${node}`,
     taken: (claimer) => `${prefix}:taken:${claimer}:`,
+    takenBy: (claimer) => `${prefix}:takenby:${claimer}`,
   }
 }

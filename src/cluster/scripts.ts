@@ -86,13 +86,14 @@ export async function runScript(redis: Redis, s: LuaScript, keys: readonly strin
 /**
  * A peer takes over a dead node's results stream, atomically: one claimer only, and only while
  * the node's lease is gone. KEYS: the node's lease, its results stream, its claimed set, the key
- * the stream is renamed to. ARGV: the claimed set's lifetime (ms).
+ * the stream is renamed to, the claimer's set of taken keys. ARGV: the claimed set's lifetime (ms).
  * The stream is renamed away (the node, back, starts a new one) and every request id it named is
  * added to the claimed set, so the node, back, delivers none of them. Returns 1 taken, 0 not.
  */
 export const CLAIM = script(`if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 if redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
 redis.call('RENAME', KEYS[2], KEYS[4])
+redis.call('SADD', KEYS[5], KEYS[4])
 local entries = redis.call('XRANGE', KEYS[4], '-', '+')
 for _, e in ipairs(entries) do
   local f = e[2]

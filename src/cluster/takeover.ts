@@ -10,8 +10,8 @@
  * - a result not acked: the same record (delivery id, body bytes) again (`adopt`);
  * - an accepted request without a result: `outcome_unknown` (its legs were on the dead box; nothing
  *   can tell how they ended).
- * Then the taken key is deleted. A claimer that dies before that finds its taken keys at its
- * next start and hands them over then.
+ * Then the taken key is deleted. A claimer that dies before that finds its taken keys (its
+ * `takenby` set) at its next start and hands them over then.
  */
 import type { ResultRecord } from '../journal/types.js'
 import type { CallResult } from '../origination/outcome.js'
@@ -85,6 +85,7 @@ export function startTakeover(deps: TakeoverDeps): Takeover {
       }
     }
     await conn.redis.del(taken)
+    await conn.redis.srem(keys.takenBy(deps.nodeId), taken)
     return n
   }
 
@@ -93,12 +94,12 @@ export function startTakeover(deps: TakeoverDeps): Takeover {
     let handed = 0
     // Left by an earlier run of ours that died before handing them over.
     const mine = keys.taken(deps.nodeId)
-    for (const key of await scanKeys(conn, `${mine}*`)) handed += await handOver(key)
+    for (const key of await conn.redis.smembers(keys.takenBy(deps.nodeId))) handed += await handOver(key)
     const nodes = await conn.redis.hkeys(keys.nodes)
     for (const node of nodes) {
       if (node === deps.nodeId || stopped) continue
       const taken = `${mine}${node}:${Date.now()}-${seq++}`
-      const got = await runScript(conn.redis, CLAIM, [keys.lease(node), keys.results(node), keys.claimed(node), taken], [CLAIMED_TTL_MS])
+      const got = await runScript(conn.redis, CLAIM, [keys.lease(node), keys.results(node), keys.claimed(node), taken, keys.takenBy(deps.nodeId)], [CLAIMED_TTL_MS])
       if (got !== 1) continue
       const n = await handOver(taken)
       handed += n
@@ -127,15 +128,4 @@ export function startTakeover(deps: TakeoverDeps): Takeover {
       if (running !== undefined) await running
     },
   }
-}
-
-async function scanKeys(conn: ClusterConnection, pattern: string): Promise<string[]> {
-  const found: string[] = []
-  let cursor = '0'
-  do {
-    const [next, keys] = await conn.redis.scan(cursor, 'MATCH', pattern, 'COUNT', 100)
-    cursor = next
-    found.push(...keys)
-  } while (cursor !== '0')
-  return found
 }

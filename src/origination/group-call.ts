@@ -94,11 +94,13 @@ export function createGroupCalls(deps: GroupCallDeps): GroupCalls {
     if (!reserved.ok) return err(reserved.error)
     const req = requests.open(plan, dom)
     // In a cluster, the other nodes' channels count too (a later member is counted by this node only: docs/cluster.md).
-    const shared = await reserveShared(deps.shared, limiter, plan.domain, dom.config.channel_limit, demand)
-    if (!shared.ok || req.stopped) {
-      requests.forget(plan.requestId)
-      if (shared.ok) limiter.release(...first.uuids)
-      return err(shared.ok ? STOPPING : shared.error)
+    if (deps.shared !== undefined) {
+      const shared = await reserveShared(deps.shared, limiter, plan.domain, dom.config.channel_limit, demand)
+      if (!shared.ok || req.stopped) {
+        requests.forget(plan.requestId)
+        if (shared.ok) limiter.release(...first.uuids)
+        return err(shared.ok ? STOPPING : shared.error)
+      }
     }
     let started = performance.now()
     let accept!: (r: Acceptance) => void

@@ -47,12 +47,15 @@ export function createSingleCalls(deps: SingleCallDeps): SingleCalls {
     const reserved = reserveLegs(deps.limiter, plan.domain, dom.config.channel_limit, demand)
     if (!reserved.ok) return err(reserved.error)
     const req = requests.open(plan, dom)
-    // In a cluster, the other nodes' channels count too; opened first so the hold is not swept meanwhile.
-    const shared = await reserveShared(deps.shared, deps.limiter, plan.domain, dom.config.channel_limit, demand)
-    if (!shared.ok || req.stopped) {
-      requests.forget(plan.requestId)
-      if (shared.ok) deps.limiter.release(...uuids)
-      return err(shared.ok ? STOPPING : shared.error)
+    // In a cluster, the other nodes' channels count too; opened first so the hold is not swept
+    // meanwhile. A single node goes on without waiting (no await at all).
+    if (deps.shared !== undefined) {
+      const shared = await reserveShared(deps.shared, deps.limiter, plan.domain, dom.config.channel_limit, demand)
+      if (!shared.ok || req.stopped) {
+        requests.forget(plan.requestId)
+        if (shared.ok) deps.limiter.release(...uuids)
+        return err(shared.ok ? STOPPING : shared.error)
+      }
     }
     const started = await attempts.start(req, legs, plan.answerTimeoutSec)
     if (!started.ok) {

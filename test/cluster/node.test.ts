@@ -1,8 +1,8 @@
 /**
  * A cluster node against a real redis-server (docs/cluster.md): its lease and registry entry,
  * its counts published as they change, the ADMIT script's sum over the nodes alive, a dead node's
- * count ignored once its lease expired, and the failures: Redis killed (503
- * cluster_unavailable, fast), Redis back empty (503 for one lease while the nodes republish,
+ * count ignored once its lease expired, Idempotency-Keys across nodes, and the failures: Redis
+ * killed (503 cluster_unavailable, fast), Redis back empty (503 for one lease while the nodes republish,
  * then admitted on the true counts). The config keys' rules, bad cases included.
  */
 import t from 'tap'
@@ -119,12 +119,30 @@ t.test('nodes against a real redis-server', { skip: redisServerBinary() === unde
     counts.set('b', 4)
   })
 
+  t.test('Idempotency-Keys across nodes: new, pending elsewhere (waited for), replayed, reused, freed by an error reply', async (t) => {
+    const c = await node('c')
+    t.same(await c.idempotency.claim(DOMAIN, 'k1', 'digest-1', 'req-1'), { kind: 'new' })
+    // b's repeat waits while c is still placing the first...
+    const waiting = b.idempotency.claim(DOMAIN, 'k1', 'digest-1', 'req-2')
+    await new Promise((r) => setTimeout(r, 300))
+    c.idempotency.settle(DOMAIN, 'k1', 'digest-1', 'req-1', '{"result_code":0}')
+    t.same(await waiting, { kind: 'replay', reply: '{"result_code":0}', requestId: 'req-1' }, '...and gets its reply')
+    t.same(await b.idempotency.claim(DOMAIN, 'k1', 'digest-2', 'req-3'), { kind: 'conflict' }, 'another body: conflict')
+    t.same(await b.idempotency.claim(DOMAIN.toUpperCase(), 'k1', 'digest-1', 'req-4'), { kind: 'replay', reply: '{"result_code":0}', requestId: 'req-1' }, 'domains compare without case')
+    t.same(await b.idempotency.claim('other.test', 'k1', 'digest-2', 'req-5'), { kind: 'new' }, 'keys are per domain')
+    t.same(await c.idempotency.claim(DOMAIN, 'k2', 'digest-1', 'req-6'), { kind: 'new' })
+    c.idempotency.settle(DOMAIN, 'k2', 'digest-1', 'req-6', undefined)
+    await waitFor('k2 freed', async () => (await b.idempotency.claim(DOMAIN, 'k2', 'digest-9', 'req-7')).kind === 'new', 3000)
+    t.pass('an error reply frees the key: another request may use it')
+  })
+
   t.test('Redis killed: admission refused at once with cluster_unavailable; back empty: refused for one lease, then true counts', async (t) => {
     await redis.kill()
     const started = Date.now()
     const r = await b.sharedLimit.reserve(DOMAIN, 10, 1, 5)
     t.notOk(r.ok)
     if (!r.ok) t.equal(r.error.reason, 'cluster_unavailable')
+    t.equal((await b.idempotency.claim(DOMAIN, 'k3', 'digest-1', 'req-8')).kind, 'unavailable', 'an Idempotency-Key cannot be checked either')
     t.ok(Date.now() - started < 3000, 'answered without waiting for Redis')
     await redis.start()
     await waitFor('b renewed on the new Redis', async () => {
