@@ -65,9 +65,24 @@ class ByteCounter {
     return c
   }
 
+  /** The replies of the originates FreeSWITCH ran (first word of each job body), by reply. */
+  readonly originates: Record<string, number> = {}
+
+  private jobResult(json: string): void {
+    try {
+      const ev = JSON.parse(json) as Record<string, string>
+      if (ev['Job-Command'] !== 'originate') return
+      const reply = (ev['_body'] ?? '').trim().replace(/^\+OK .*/, '+OK').slice(0, 40)
+      this.originates[reply] = (this.originates[reply] ?? 0) + 1
+    } catch {
+      // not JSON: not counted
+    }
+  }
+
   /** Starts counting from now. */
   reset(): void {
     for (const k of Object.keys(this.byName)) delete this.byName[k]
+    for (const k of Object.keys(this.originates)) delete this.originates[k]
     this.from = this.socket.bytesRead
   }
 
@@ -75,21 +90,33 @@ class ByteCounter {
     return this.socket.bytesRead - this.from
   }
 
+  /** Frames are cut by position, and the unread rest kept once per chunk: linear in the bytes received. */
   private onData(chunk: string): void {
     this.buf += chunk
+    let pos = 0
     for (;;) {
-      const end = this.buf.indexOf('\n\n')
-      if (end < 0) return
-      const head = this.buf.slice(0, end)
+      const end = this.buf.indexOf('\n\n', pos)
+      if (end < 0) break
+      const head = this.buf.slice(pos, end)
       const len = Number(/Content-Length: (\d+)/i.exec(head)?.[1] ?? 0)
-      if (this.buf.length < end + 2 + len) return
-      const body = this.buf.slice(end + 2, end + 2 + len)
-      this.buf = this.buf.slice(end + 2 + len)
-      if (!/Content-Type: text\/event-json/i.test(head)) continue
-      const name = /"Event-Name":"([A-Z_]+)"/.exec(body)?.[1] ?? '?'
-      const e = (this.byName[name] ??= { events: 0, bytes: 0 })
-      e.events += 1
-      e.bytes += end + 2 + len
+      if (this.buf.length < end + 2 + len) break
+      if (/Content-Type: text\/event-json/i.test(head)) {
+        const name = /"Event-Name":"([A-Z_]+)"/.exec(this.buf.slice(end + 2, end + 2 + Math.min(len, 200)))?.[1] ?? '?'
+        const e = (this.byName[name] ??= { events: 0, bytes: 0 })
+        e.events += 1
+        e.bytes += end + 2 + len - pos
+        if (name === 'BACKGROUND_JOB') this.jobResult(this.buf.slice(end + 2, end + 2 + len))
+      }
+      pos = end + 2 + len
+    }
+    this.buf = this.buf.slice(pos)
+  }
+
+  /** Resolves once nothing arrived for `quietMs` (FreeSWITCH has sent everything). */
+  async drained(quietMs = 1000): Promise<void> {
+    for (let last = -1; last !== this.socket.bytesRead; ) {
+      last = this.socket.bytesRead
+      await new Promise((r) => setTimeout(r, quietMs))
     }
   }
 
@@ -175,7 +202,10 @@ export async function benchRealfs(ctx: BenchContext): Promise<BenchOutput> {
       return r
     })
     const fsMs = (await sw.call<{ freeswitch_ms: number }>('cpu')).freeswitch_ms - fsBefore
-    const calls = load.completed_total - load.errors
+    await Promise.all([now.drained(), before.drained()])
+    const requests = load.completed_total - load.errors
+    // An answered call_user is one bridge (the user's leg to the carrier's): figures per answered call.
+    const calls = now.byName['CHANNEL_BRIDGE']?.events ?? 0
     const result = {
       what: `POST /api/call_user on a real FreeSWITCH 1.10.12 (SIP phone answers at once, bridged to the carrier, which hangs up 0.2 s after answering), closed loop at ${CONCURRENCY}`,
       concurrency: CONCURRENCY,
@@ -184,8 +214,12 @@ export async function benchRealfs(ctx: BenchContext): Promise<BenchOutput> {
         setups_per_s: load.requests_per_s,
         daemon_cpu_ms_per_call: perRequest(cpu.daemon, calls),
         freeswitch_cpu_ms_per_call: perRequest(fsMs, calls),
+        daemon_cpu_ms_per_request: perRequest(cpu.daemon, requests),
       },
       baseline_bare_esl_lite: { what: 'esl-lite with the daemon subscriptions and filters, one Map entry per channel', cpu_ms_per_call: perRequest(cpu.bare, calls) },
+      requests_accepted: requests,
+      answered_calls: calls,
+      originate_replies: now.originates,
       event_bytes: { calls, now: perCall(now, calls), before_issue_15: perCall(before, calls) },
       ratios: {
         daemon_cpu_vs_bare_esl_lite: ratio(perRequest(cpu.daemon, calls), perRequest(cpu.bare, calls)),
@@ -195,6 +229,7 @@ export async function benchRealfs(ctx: BenchContext): Promise<BenchOutput> {
     return {
       result,
       summary: [
+        `answered        ${calls} of ${requests} accepted requests (originate replies ${JSON.stringify(now.originates)})`,
         `call_user       ${load.requests_per_s} setups/s  p50 ${load.latency.p50_ms} ms  p99 ${load.latency.p99_ms} ms  (errors ${load.errors}${load.errors > 0 ? `: ${load.error_samples.slice(0, 1).join('')}` : ''})`,
         `CPU per call    daemon ${result.daemon.daemon_cpu_ms_per_call} ms, bare esl-lite ${result.baseline_bare_esl_lite.cpu_ms_per_call} ms (x${result.ratios.daemon_cpu_vs_bare_esl_lite}), FreeSWITCH ${result.daemon.freeswitch_cpu_ms_per_call} ms`,
         `event bytes     ${result.event_bytes.now.bytes_per_call} B per call (${result.event_bytes.now.events_per_call} events); before issue 15: ${result.event_bytes.before_issue_15.bytes_per_call} B (${result.event_bytes.before_issue_15.events_per_call} events)  -> x${result.ratios.event_bytes_now_vs_before}`,
