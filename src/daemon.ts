@@ -220,6 +220,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
           apiUrl: baseUrl,
           domains: () => store.current().config.domains.map((d) => d.name),
           localInUse: (d) => inUseOf(d),
+          apiPrefix: () => store.current().config.daemon.http.prefix,
           journal,
           logger: logger.child({ part: 'cluster' }),
         })
@@ -288,6 +289,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
     idempotency,
     logger: logger.child({ part: 'api' }),
     onRequest: (r) => metrics.request(r),
+    ...(cluster !== undefined ? { forwardUnregistered: cluster.forwardUnregistered } : {}),
     routers: [cti.router, metricsRouter(metrics), ui.value],
   })
   server.on('request', app.callback())

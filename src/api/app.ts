@@ -45,7 +45,30 @@ export interface AppDeps {
   newRequestId?: () => string
   /** Told of every request once it is answered (the daemon's metrics, src/metrics/); must not throw. */
   onRequest?: (r: RequestRecord) => void
+  /**
+   * In a cluster (src/cluster/forward.ts, docs/cluster.md "Registrations everywhere"): a call_user
+   * whose user has no terminal on this box is handed to the nodes whose box may have one; the
+   * first reply that is not `user_not_registered` is the answer. Undefined: none has the user.
+   */
+  forwardUnregistered?: (req: ForwardedRequest) => Promise<ForwardedReply | undefined>
 }
+
+/** A request another node is asked to place: the client's own body and credentials. */
+export interface ForwardedRequest {
+  readonly operation: Operation
+  readonly authorization: string
+  readonly body: unknown
+  readonly requestId: string
+}
+
+export interface ForwardedReply {
+  readonly status: number
+  /** The reply body's bytes, returned as they are. */
+  readonly body: string
+}
+
+/** Set on a forwarded request: the node it reaches answers from its own box only (one hop). */
+export const FORWARDED_HEADER = 'X-Cod-Forwarded'
 
 /** One answered request, as the metrics count it: no UUID, no number, no client text. */
 export interface RequestRecord {
@@ -185,7 +208,19 @@ export function createApp(deps: AppDeps): Koa {
         const placing = key.value === undefined ? plan.value : { ...plan.value, idempotency: { key: key.value, bodyDigest: digest } }
         const accepted = await deps.engine.originate(placing)
         info.originateSeconds = Number(process.hrtime.bigint() - originateStart) / 1e9
-        if (!accepted.ok) return fail(ctx, apiErrorOfRefusal(accepted.error))
+        if (!accepted.ok) {
+          const forwarded =
+            accepted.error.reason === 'user_not_registered' && operation === 'call_user' && ctx.headers[FORWARDED_HEADER.toLowerCase()] === undefined
+              ? await deps.forwardUnregistered?.({ operation, authorization: ctx.headers.authorization ?? '', body: body.value, requestId: info.requestId })
+              : undefined
+          if (forwarded === undefined) return fail(ctx, apiErrorOfRefusal(accepted.error))
+          // Another box has the user: its node placed the call (its journal, its result); its reply is ours.
+          ctx.status = forwarded.status
+          ctx.type = 'application/json'
+          ctx.body = forwarded.body
+          if (forwarded.status === 200) reply = forwarded.body
+          return
+        }
         // The call is placed: durable before the 200 (group commit), so that a crash cannot lose it.
         const p = plan.value
         const replyBody = placedReply(accepted.value.uuids)

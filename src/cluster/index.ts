@@ -6,8 +6,9 @@
  * What it gives the daemon: the channel limit across nodes (`sharedLimit`, for the engine), kept
  * by this node's lease and counts (lease.ts); the journal mirrored into Redis (results.ts) and
  * the takeover of dead peers' results (takeover.ts); Idempotency-Keys across nodes
- * (idempotency.ts, for the API's store).
+ * (idempotency.ts, for the API's store); call_user for a user another box has (forward.ts).
  */
+import type { ForwardedReply, ForwardedRequest } from '../api/app.js'
 import type { SharedIdempotency } from '../api/idempotency.js'
 import type { DaemonConfig } from '../config/schema.js'
 import type { Journal } from '../journal/types.js'
@@ -17,6 +18,7 @@ import type { Logger } from '../util/logger.js'
 import { connectRedis } from './connection.js'
 import { clusterKeys } from './keys.js'
 import { keepLease } from './lease.js'
+import { forwarder } from './forward.js'
 import { sharedIdempotency } from './idempotency.js'
 import { mirrorJournal } from './results.js'
 import { createSharedLimit } from './shared-limit.js'
@@ -36,6 +38,8 @@ export interface ClusterDeps {
   /** The node's result journal: mirrored into Redis (results.ts). */
   readonly journal: Journal
   readonly logger: Logger
+  /** The API prefix (`http.prefix`), to reach the other nodes' API. */
+  readonly apiPrefix: () => string
   /** Key prefix in Redis (tests: one per test file when they share a Redis). */
   readonly prefix?: string
 }
@@ -46,6 +50,8 @@ export interface ClusterNode {
   /** The journal to use instead of the node's own: the same, mirrored into Redis. */
   readonly journal: Journal
   readonly idempotency: SharedIdempotency
+  /** A call_user whose user this box does not have, handed to the nodes that may (forward.ts). */
+  readonly forwardUnregistered: (req: ForwardedRequest) => Promise<ForwardedReply | undefined>
   /** Starts delivering the results of dead peers through `sink` (the callback dispatcher). */
   takeOver(sink: TakenResultSink): void
   /** Stops renewing the lease and closes the connection. */
@@ -82,6 +88,7 @@ export async function startCluster(cfg: ClusterConfig, deps: ClusterDeps): Promi
     sharedLimit: createSharedLimit({ conn, keys, nodeId: cfg.node_id, leaseMs: cfg.lease_ms, lease }),
     journal: mirror.journal,
     idempotency: sharedIdempotency(conn, prefix, log),
+    forwardUnregistered: forwarder({ conn, keys, nodeId: cfg.node_id, prefix: deps.apiPrefix, logger: log }),
     takeOver(sink) {
       takeover ??= startTakeover({ conn, keys, nodeId: cfg.node_id, leaseMs: cfg.lease_ms, sink, outcomeUnknown, logger: log })
     },

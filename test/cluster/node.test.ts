@@ -60,7 +60,7 @@ t.test('nodes against a real redis-server', { skip: redisServerBinary() === unde
   const node = async (id: string): Promise<ClusterNode> => {
     const n = await startCluster(
       { redis: redis.url, node_id: id, lease_ms: LEASE_MS },
-      { apiUrl: `http://127.0.0.1:1/${id}`, domains: () => [DOMAIN], localInUse: () => counts.get(id) ?? 0, journal: nullJournal(), logger: silentLogger() },
+      { apiUrl: `http://127.0.0.1:1/${id}`, domains: () => [DOMAIN], localInUse: () => counts.get(id) ?? 0, apiPrefix: () => '/api', journal: nullJournal(), logger: silentLogger() },
     )
     nodes.push(n)
     return n

@@ -19,12 +19,20 @@ export interface ClusterNodeStack {
 
 export interface NodeOptions extends StackOptions {
   readonly leaseMs: number
+  /** One node's domain file differs (a user registered on one box only). */
+  readonly domainEditFor?: (id: string, doc: Record<string, unknown>) => void
 }
 
 export async function startNodes(t: Test, redisUrl: string, ids: readonly string[], opts: NodeOptions): Promise<ClusterNodeStack[]> {
   const stacks = await Promise.all(
     ids.map(async (id) => {
-      const stack = await faultStack(t, opts)
+      const stack = await faultStack(t, {
+        ...opts,
+        domainEdit: (doc) => {
+          opts.domainEdit?.(doc)
+          opts.domainEditFor?.(id, doc)
+        },
+      })
       editYaml(stack.configFile, (doc) => {
         doc.cluster = { redis: redisUrl, node_id: id, lease_ms: opts.leaseMs }
       })

@@ -1,0 +1,62 @@
+/**
+ * Registrations everywhere, by asking (docs/cluster.md "Registrations everywhere"): a call_user
+ * whose user has no terminal on this node's box is handed to the other nodes alive, one after the
+ * other, with the client's own body and credentials and `X-Cod-Forwarded` (the node reached
+ * answers from its own box and never forwards again). The first reply that is not
+ * `user_not_registered` is returned to the client as it is; that node placed the call and owns it
+ * (limit, legs, result, recovery), as a single node would.
+ *
+ * Asked rather than looked up: the node whose box holds the registration answers from its own
+ * sofia_contact, which is never stale; the cost is paid only on a miss (one HTTP round trip per
+ * node asked). An Idempotency-Key is not forwarded: this node keeps it, with the reply it returns.
+ */
+import type { ForwardedReply, ForwardedRequest } from '../api/app.js'
+import { FORWARDED_HEADER } from '../api/app.js'
+import type { Logger } from '../util/logger.js'
+import type { ClusterConnection } from './connection.js'
+import type { ClusterKeys } from './keys.js'
+
+/** A node asked gets this long to answer (its sofia_contact and originate's acceptance). */
+const FORWARD_TIMEOUT_MS = 10_000
+
+export interface ForwardDeps {
+  readonly conn: ClusterConnection
+  readonly keys: ClusterKeys
+  readonly nodeId: string
+  /** The API prefix (`http.prefix`): the same on every node. */
+  readonly prefix: () => string
+  readonly logger: Logger
+}
+
+export function forwarder(deps: ForwardDeps): (req: ForwardedRequest) => Promise<ForwardedReply | undefined> {
+  const { conn, keys } = deps
+  return async (req) => {
+    if (!conn.isReady()) return undefined
+    let nodes: Record<string, string>
+    try {
+      nodes = await conn.redis.hgetall(keys.nodes)
+    } catch {
+      return undefined
+    }
+    for (const [node, apiUrl] of Object.entries(nodes)) {
+      if (node === deps.nodeId) continue
+      const alive = await conn.redis.exists(keys.lease(node)).catch(() => 0)
+      if (alive !== 1) continue
+      try {
+        const res = await fetch(`${apiUrl.replace(/\/+$/, '')}${deps.prefix()}/${req.operation}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: req.authorization, [FORWARDED_HEADER]: deps.nodeId },
+          body: JSON.stringify(req.body),
+          signal: AbortSignal.timeout(FORWARD_TIMEOUT_MS),
+        })
+        const body = await res.text()
+        if (res.status === 409 && /"id":"user_not_registered"/.test(body)) continue
+        deps.logger.info({ requestId: req.requestId, node, status: res.status }, 'call_user forwarded to the node whose box has the user')
+        return { status: res.status, body }
+      } catch (e) {
+        deps.logger.warn({ requestId: req.requestId, node, err: (e as Error).message }, 'forwarding call_user to a node failed; asking the next')
+      }
+    }
+    return undefined
+  }
+}
