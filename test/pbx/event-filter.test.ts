@@ -5,9 +5,9 @@
  * commands never lets a needed event be dropped when one of them is refused.
  */
 import t from 'tap'
-import { connectPbx } from '../../src/pbx/connection.js'
+import { connectPbx, SUBSCRIBED_EVENTS } from '../../src/pbx/connection.js'
 import * as commands from '../../src/pbx/commands.js'
-import { applyEventFilters, CATCH_ALL_DELETE, CATCH_ALL_FILTER, EXACT_FILTERS, EXECUTE_NAME } from '../../src/pbx/event-filter.js'
+import { applyEventFilters, CATCH_ALL_DELETE, CATCH_ALL_FILTER, EXACT_FILTERS, EXECUTE_NAME, FOLLOWED_EVENTS } from '../../src/pbx/event-filter.js'
 import type { EslCommand, FsEvent } from '../../src/pbx/types.js'
 import { silentLogger } from '../../src/util/logger.js'
 import { startSim } from '../sim/helpers.js'
@@ -77,4 +77,13 @@ t.test('a refused filter leaves the catch-all: nothing the daemon needs is dropp
   const all: string[] = []
   t.same(await applyEventFilters(async (c) => (all.push(c), '+OK filter added.')), { kind: 'filtered' })
   t.same(all, [CATCH_ALL_FILTER, ...EXACT_FILTERS, CATCH_ALL_DELETE])
+})
+
+t.test('every event the connection subscribes to has its filter (else FreeSWITCH would never send it)', async (t) => {
+  const followed: readonly string[] = FOLLOWED_EVENTS
+  for (const name of SUBSCRIBED_EVENTS) {
+    if (name === 'CHANNEL_EXECUTE_COMPLETE') continue // only our own, by Application-UUID-Name
+    t.ok(followed.includes(name), `${name} is followed`)
+  }
+  t.ok(followed.includes('SHUTDOWN'), 'SHUTDOWN (the link judges it) is followed')
 })
