@@ -88,6 +88,9 @@ export interface RecoveryDeps {
   readonly graceMs: number
 }
 
+/** Logged when a start finds work left by an earlier run (tests look for it). */
+export const RECOVERY_STARTS = 'recovery: requests accepted by an earlier run without a result, or originates without a reply'
+
 const OPERATIONS: readonly Operation[] = ['call_user', 'call_group', 'call_external', 'initiate_call']
 const isOperation = (op: string): op is Operation => (OPERATIONS as readonly string[]).includes(op)
 
@@ -264,7 +267,7 @@ export function createRecovery(deps: RecoveryDeps): Recovery {
       const summary = { fromRecords: 0, adopted: 0, unknown: 0, intentsPlaced: 0, intentsUnplaced: 0 }
       const pending = intents?.intents ?? []
       if (open.length === 0 && pending.length === 0) return summary
-      log.info({ requests: open.length, intents: pending.length }, 'recovery: requests accepted by an earlier run without a result, and originates without a reply')
+      log.info({ requests: open.length, intents: pending.length }, RECOVERY_STARTS)
       await channelsRead()
       const count = (how: 'records' | 'adopted' | 'unknown') => {
         if (how === 'records') summary.fromRecords++
