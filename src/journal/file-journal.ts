@@ -141,16 +141,11 @@ class FileJournal implements Journal {
   }
 
   intended(rec: OriginateIntent): Promise<void> {
+    const { idempotency } = rec
     return this.append({
       k: 'intended',
-      at: this.now(),
-      requestId: rec.requestId,
-      domain: rec.domain,
-      operation: rec.operation,
-      uuids: [...rec.uuids],
-      ...(rec.callbackUrl !== undefined ? { callbackUrl: rec.callbackUrl } : {}),
-      answerDeadlineAt: Math.max(0, Math.round(rec.answerDeadlineAt)),
-      ...(rec.idempotency !== undefined ? { idempotency: { key: rec.idempotency.key, bodyDigest: rec.idempotency.bodyDigest } } : {}),
+      ...this.requestFields(rec),
+      ...(idempotency !== undefined ? { idempotency: { key: idempotency.key, bodyDigest: idempotency.bodyDigest } } : {}),
     })
   }
 
@@ -159,8 +154,12 @@ class FileJournal implements Journal {
   }
 
   accepted(rec: AcceptedRequest): Promise<void> {
-    return this.append({
-      k: 'accepted',
+    return this.append({ k: 'accepted', ...this.requestFields(rec), ...(rec.idempotency !== undefined ? { idempotency: { ...rec.idempotency } } : {}) })
+  }
+
+  /** The fields an accepted request and an intent share (record.ts requestFields), stamped now. */
+  private requestFields(rec: OriginateIntent) {
+    return {
       at: this.now(),
       requestId: rec.requestId,
       domain: rec.domain,
@@ -168,8 +167,7 @@ class FileJournal implements Journal {
       uuids: [...rec.uuids],
       ...(rec.callbackUrl !== undefined ? { callbackUrl: rec.callbackUrl } : {}),
       answerDeadlineAt: Math.max(0, Math.round(rec.answerDeadlineAt)),
-      ...(rec.idempotency !== undefined ? { idempotency: { ...rec.idempotency } } : {}),
-    })
+    }
   }
 
   async ended(requestId: string): Promise<void> {

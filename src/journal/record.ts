@@ -20,8 +20,8 @@ const idempotencySchema = z.strictObject({
   reply: z.string().max(65536),
 })
 
-const acceptedSchema = z.strictObject({
-  k: z.literal('accepted'),
+/** What an accepted request and an intent both say of the request (types.ts AcceptedRequest, OriginateIntent). */
+const requestFields = {
   at: ms,
   requestId: id,
   domain: z.string().min(1).max(253),
@@ -29,23 +29,14 @@ const acceptedSchema = z.strictObject({
   uuids: z.array(z.string().min(1).max(100)).max(10000),
   callbackUrl: z.string().min(1).max(8192).optional(),
   answerDeadlineAt: ms,
-  idempotency: idempotencySchema.optional(),
-})
+}
+
+const acceptedSchema = z.strictObject({ k: z.literal('accepted'), ...requestFields, idempotency: idempotencySchema.optional() })
 
 const endedSchema = z.strictObject({ k: z.literal('ended'), at: ms, requestId: id })
 
 /** Written before a request's first originate (types.ts OriginateIntent). */
-const intendedSchema = z.strictObject({
-  k: z.literal('intended'),
-  at: ms,
-  requestId: id,
-  domain: z.string().min(1).max(253),
-  operation: z.string().min(1).max(50),
-  uuids: z.array(z.string().min(1).max(100)).max(10000),
-  callbackUrl: z.string().min(1).max(8192).optional(),
-  answerDeadlineAt: ms,
-  idempotency: z.strictObject({ key: z.string().min(1).max(1000), bodyDigest: z.string().min(1).max(200) }).optional(),
-})
+const intendedSchema = z.strictObject({ k: z.literal('intended'), ...requestFields, idempotency: idempotencySchema.omit({ reply: true }).optional() })
 
 /** The intended request was refused (nothing placed), or recovery found nothing of it. */
 const unplacedSchema = z.strictObject({ k: z.literal('unplaced'), at: ms, requestId: id })

@@ -55,14 +55,9 @@ export interface AcceptedRequest {
  * found in FreeSWITCH make it accepted (result delivered, the key answers the 200 it would have
  * had); none found, it was never placed.
  */
-export interface OriginateIntent {
-  readonly requestId: string
-  readonly domain: string
-  readonly operation: string
+export type OriginateIntent = Omit<AcceptedRequest, 'uuids' | 'idempotency'> & {
   /** The UUIDs of its first originate (all a crash can leave behind before the reply). */
   readonly uuids: readonly string[]
-  readonly callbackUrl?: string
-  readonly answerDeadlineAt: number
   /** Its Idempotency-Key and body digest; the reply is not known yet. */
   readonly idempotency?: Omit<IdempotencyFields, 'reply'>
 }
