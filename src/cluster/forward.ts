@@ -9,9 +9,15 @@
  * Asked rather than looked up: the node whose box holds the registration answers from its own
  * sofia_contact, which is never stale; the cost is paid only on a miss (one HTTP round trip per
  * node asked). An Idempotency-Key is not forwarded: this node keeps it, with the reply it returns.
+ *
+ * Only a node that refused the connection (the request never reached it) is passed over for the
+ * next. A node that may have received the request and did not answer (a timeout, a reset) may
+ * have placed the call: asking another node could ring the user twice, so the client is answered
+ * `503 cluster_unavailable` naming the node (docs/cluster.md "Registrations everywhere").
  */
 import type { ForwardedReply, ForwardedRequest } from '../api/app.js'
 import { FORWARDED_HEADER } from '../api/app.js'
+import { apiError, errorBody, statusOf } from '../api/errors.js'
 import type { Logger } from '../util/logger.js'
 import type { ClusterConnection } from './connection.js'
 import type { ClusterKeys } from './keys.js'
@@ -26,6 +32,8 @@ export interface ForwardDeps {
   /** The API prefix (`http.prefix`): the same on every node. */
   readonly prefix: () => string
   readonly logger: Logger
+  /** How long a node asked may take; default FORWARD_TIMEOUT_MS. */
+  readonly timeoutMs?: number
 }
 
 export function forwarder(deps: ForwardDeps): (req: ForwardedRequest) => Promise<ForwardedReply | undefined> {
@@ -47,14 +55,21 @@ export function forwarder(deps: ForwardDeps): (req: ForwardedRequest) => Promise
           method: 'POST',
           headers: { 'content-type': 'application/json', authorization: req.authorization, [FORWARDED_HEADER]: deps.nodeId },
           body: JSON.stringify(req.body),
-          signal: AbortSignal.timeout(FORWARD_TIMEOUT_MS),
+          signal: AbortSignal.timeout(deps.timeoutMs ?? FORWARD_TIMEOUT_MS),
         })
         const body = await res.text()
         if (res.status === 409 && /"id":"user_not_registered"/.test(body)) continue
         deps.logger.info({ requestId: req.requestId, node, status: res.status }, 'call_user forwarded to the node whose box has the user')
         return { status: res.status, body }
       } catch (e) {
-        deps.logger.warn({ requestId: req.requestId, node, err: (e as Error).message }, 'forwarding call_user to a node failed; asking the next')
+        const code = ((e as Error).cause as { code?: string } | undefined)?.code
+        if (code === 'ECONNREFUSED') {
+          deps.logger.warn({ requestId: req.requestId, node }, 'a node refused the forwarded call_user; asking the next')
+          continue
+        }
+        deps.logger.error({ requestId: req.requestId, node, err: (e as Error).message }, 'a forwarded call_user got no reply: it may have been placed there')
+        const refusal = apiError('cluster_unavailable', `node ${node} did not answer the forwarded request (${(e as Error).message}); the call may have been placed there: look for it before trying again`)
+        return { status: statusOf(refusal), body: JSON.stringify(errorBody(refusal)) }
       }
     }
     return undefined
