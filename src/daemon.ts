@@ -298,7 +298,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
   const xmlCurlThrottle = new AuthThrottle(() => store.current().config.daemon.http.auth_throttle, logger.child({ part: 'xml_curl-auth-throttle' }))
   const xmlCurlApp = createXmlCurlApp({
     // The dialplan bridges a request's destination only while the engine holds channels for it.
-    router: xmlCurlRouter({ runtime, logger: logger.child({ part: 'xml_curl' }), ivr, bridgeGate: engine }),
+    router: xmlCurlRouter({ runtime, logger: logger.child({ part: 'xml_curl' }), ivr, bridgeGate: engine, onAnswer: (a) => metrics.xmlCurl(a) }),
     guard: authThrottleMiddleware(xmlCurlThrottle, (ctx, e) => {
       ctx.status = statusOf(e)
       ctx.body = errorBody(e)

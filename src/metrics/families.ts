@@ -23,6 +23,8 @@ export interface PushedFamilies {
   readonly eslReconnects: Counter
   readonly eventLag: Histogram
   readonly ivrFetches: Counter<'kind' | 'outcome'>
+  readonly xmlCurlRequests: Counter<'section' | 'outcome'>
+  readonly xmlCurlSeconds: Histogram<'section'>
 }
 
 export function pushedFamilies(registers: Registry[], sources: MetricSources): PushedFamilies {
@@ -72,6 +74,19 @@ export function pushedFamilies(registers: Registry[], sources: MetricSources): P
       name: 'cod_ivr_fetches_total',
       help: 'IVR requests (documents, GetJSON, Play URL checks) by kind and outcome ("ok" or the failure kind)',
       labelNames: ['kind', 'outcome'],
+      registers,
+    }),
+    xmlCurlRequests: new Counter({
+      name: 'cod_xmlcurl_requests_total',
+      help: "FreeSWITCH's mod_xml_curl fetches answered by the xml_curl listener, by section and outcome (found, not_found, refused, error)",
+      labelNames: ['section', 'outcome'],
+      registers,
+    }),
+    xmlCurlSeconds: new Histogram({
+      name: 'cod_xmlcurl_duration_seconds',
+      help: "Time to answer one mod_xml_curl fetch, by section: a FreeSWITCH thread waits on each",
+      labelNames: ['section'],
+      buckets: LATENCY_BUCKETS,
       registers,
     }),
   }

@@ -38,6 +38,8 @@ export interface DaemonMetrics {
   /** Every ESL event; looks at one per second (event-lag sampling), returns at once for the rest. */
   eslEvent(event: Readonly<Record<string, string | undefined>>): void
   ivrFetch(kind: 'document' | 'json' | 'play_url', outcome: string): void
+  /** One fetch answered by the xml_curl listener (xmlcurl/router.ts XmlCurlAnswer has this shape). */
+  xmlCurl(a: { readonly section: string; readonly outcome: string; readonly seconds: number }): void
   /** Stops the sampling timer. */
   close(): void
 }
@@ -90,6 +92,10 @@ export function createMetrics(opts: MetricsOptions): DaemonMetrics {
     },
     ivrFetch(kind, outcome) {
       pushed.ivrFetches.inc({ kind, outcome })
+    },
+    xmlCurl(a) {
+      pushed.xmlCurlRequests.inc({ section: a.section, outcome: a.outcome })
+      pushed.xmlCurlSeconds.observe({ section: a.section }, a.seconds)
     },
     close() {
       clearInterval(sampler)

@@ -40,7 +40,21 @@ export interface XmlCurlDeps {
   readonly ivr?: IvrHandoff
   /** The channel limit's check of a request's bridge (the origination engine); without it, bridges are not checked. */
   readonly bridgeGate?: BridgeGate
+  /** Told of every answered fetch (the daemon's metrics): FreeSWITCH's threads wait on each. */
+  readonly onAnswer?: (a: XmlCurlAnswer) => void
 }
+
+/** One answered fetch, with bounded values (docs/operations.md `cod_xmlcurl_*`). */
+export interface XmlCurlAnswer {
+  /** mod_xml_curl's `section`; anything else (or none) is `other`. */
+  readonly section: 'directory' | 'dialplan' | 'configuration' | 'phrases' | 'other'
+  /** A document served, the not-found document, or refused before reading (credentials, size). */
+  readonly outcome: 'found' | 'not_found' | 'refused' | 'error'
+  readonly seconds: number
+}
+
+const SECTIONS = new Set<string>(['directory', 'dialplan', 'configuration', 'phrases'])
+const sectionOf = (s: string | undefined): XmlCurlAnswer['section'] => (s !== undefined && SECTIONS.has(s) ? (s as XmlCurlAnswer['section']) : 'other')
 
 /**
  * The largest form we read. Real requests are 0.5-8 KB (requests 01-05 in
@@ -93,7 +107,8 @@ export function xmlCurlRouter(deps: XmlCurlDeps): Router {
   const path = `${deps.runtime().config.daemon.xml_curl.path}/xml_curl`
   const ivrKnown = deps.ivr === undefined ? undefined : (domain: string, key: string) => deps.ivr?.has(domain, key) === true
 
-  router.post(path, async (ctx) => {
+  /** Answers one fetch; says what it was for the metrics (onAnswer). */
+  const serve = async (ctx: Context): Promise<Omit<XmlCurlAnswer, 'seconds'>> => {
     const runtime = deps.runtime()
     const { username, password } = runtime.config.daemon.xml_curl
     if (!credentialsMatch(ctx.get('Authorization') || undefined, username, password)) {
@@ -101,7 +116,7 @@ export function xmlCurlRouter(deps: XmlCurlDeps): Router {
       ctx.status = 401
       ctx.set('WWW-Authenticate', 'Basic realm="xml_curl", charset="UTF-8"')
       ctx.body = ''
-      return
+      return { section: 'other', outcome: 'refused' }
     }
     ctx.type = 'text/xml'
     const body = await formBody(ctx)
@@ -111,29 +126,39 @@ export function xmlCurlRouter(deps: XmlCurlDeps): Router {
       ctx.status = body.error === 'too_large' ? 413 : 400
       ctx.type = 'text/xml'
       ctx.body = NOT_FOUND
-      return
+      return { section: 'other', outcome: 'refused' }
     }
     ctx.status = 200
     if (!FORM_TYPE_RE.test(ctx.get('Content-Type'))) {
       log.debug('xml_curl request is not form-encoded')
       ctx.body = NOT_FOUND
-      return
+      return { section: 'other', outcome: 'not_found' }
     }
+    let section: XmlCurlAnswer['section'] = 'other'
     try {
       const form = FetchForm.parse(body.value)
+      section = sectionOf(form.get('section'))
       const answer = answerFetch(form, runtime.directory, ivrKnown, deps.bridgeGate)
       if (answer.found) {
         log.debug({ section: form.get('section') }, 'xml_curl document served')
         ctx.body = answer.xml
-      } else {
-        log.debug({ section: form.get('section'), reason: answer.reason }, 'xml_curl not found')
-        ctx.body = NOT_FOUND
+        return { section, outcome: 'found' }
       }
+      log.debug({ section: form.get('section'), reason: answer.reason }, 'xml_curl not found')
+      ctx.body = NOT_FOUND
+      return { section, outcome: 'not_found' }
     } catch (e) {
       // A value that cannot be written (UnsafeValueError) or a bug: FreeSWITCH gets its static XML.
       log.error({ err: e }, 'xml_curl answer failed')
       ctx.body = NOT_FOUND
+      return { section, outcome: 'error' }
     }
+  }
+
+  router.post(path, async (ctx) => {
+    const started = process.hrtime.bigint()
+    const answered = await serve(ctx)
+    deps.onAnswer?.({ ...answered, seconds: Number(process.hrtime.bigint() - started) / 1e9 })
   })
   return router
 }

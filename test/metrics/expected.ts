@@ -22,6 +22,8 @@ export const FAMILIES = [
   'cod_journal_open_requests',
   'cod_journal_write_errors_total',
   'cod_ivr_fetches_total',
+  'cod_xmlcurl_requests_total',
+  'cod_xmlcurl_duration_seconds',
   // Process figures (prom-client's defaults).
   'process_cpu_seconds_total',
   'process_resident_memory_bytes',

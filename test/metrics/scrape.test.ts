@@ -73,6 +73,9 @@ t.test('every family from the start; after calls the values moved; labels bounde
   t.ok((valueOf(text, 'cod_esl_event_lag_seconds_count') ?? 0) >= 1, 'event lag sampled')
   t.ok((valueOf(text, 'cod_journal_size_bytes') ?? 0) > 0, 'the journal grew')
   t.equal(valueOf(text, 'cod_esl_reconnects_total'), 0)
+  // The calls' answered legs fetched their dialplan from the xml_curl listener.
+  t.ok((valueOf(text, 'cod_xmlcurl_requests_total{section="dialplan",outcome="found"}') ?? 0) >= 1, 'dialplan documents served')
+  t.ok((valueOf(text, 'cod_xmlcurl_duration_seconds_count{section="dialplan"}') ?? 0) >= 1, 'and timed')
 
   for (const line of text.split('\n')) {
     if (line.startsWith('#') || !line.includes('{')) continue
