@@ -5,9 +5,12 @@
  * - `<`, `&`, `"` and `>` are escaped in attribute values; every value we send is an attribute
  *   value (no text nodes), so `]]>` or a stray `<` can never close or open markup. A character
  *   XML does not allow (a lone surrogate, U+FFFE, U+FFFF) is refused like a control character.
- *   The documents were written with xmlbuilder2 until issue 15; its DOM cost 5-10 times the
- *   bare HTTP exchange per document (docs/bench.md), so they are now written as strings here,
- *   byte for byte as xmlbuilder2 wrote them (test/xmlcurl/document.test.ts compares the two).
+ *   Written with xmlbuilder2's callback builder (`createCB`: chunks out as the elements go in,
+ *   no DOM), the project's XML library; its DOM builder cost 5-10 times the bare HTTP exchange
+ *   per document (docs/bench.md). Every `&` is escaped before the builder sees the value: the
+ *   builder leaves what already looks like an entity (`&amp;`, `&lt;`) as it is, and FreeSWITCH
+ *   would then decode it, reading `&` where the value said `&amp;`
+ *   (test/xmlcurl/document.test.ts).
  * - Control characters are refused (UnsafeValueError): XML would turn a newline in an attribute
  *   into a space, so a value that needs one is not a value we should send.
  * - FreeSWITCH runs every fetched document through its config preprocessor before parsing it
@@ -19,6 +22,10 @@
  *   holding `<?` or `<include>`) all need a raw `<`, which escaping already removes; the XML
  *   declaration is left out for the same reason (a line holding `<?` is dropped).
  */
+import { createCB } from 'xmlbuilder2'
+
+type XMLBuilderCB = ReturnType<typeof createCB>
+
 /** The reply that makes FreeSWITCH use its static XML (test/fixtures/freeswitch/README.md, verbatim). */
 export const NOT_FOUND =
   '<document type="freeswitch/xml"><section name="result"><result status="not found"/></section></document>'
@@ -44,33 +51,41 @@ export const el = (name: string, attrs?: Readonly<Record<string, string>>, child
 const CONTROL_RE = /[\x00-\x1f\x7f]/
 /** Characters XML 1.0 does not allow beyond the control characters: lone surrogates, U+FFFE, U+FFFF. */
 const NOT_XML_RE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]|[\uFFFE\uFFFF]/
-const ESCAPED_RE = /[&<>"]/g
-const ENTITY: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' }
 
+/** The value checked, with every `&` escaped (the builder escapes `<`, `>` and `"` itself, and leaves `&amp;` alone). */
 function attrValue(node: XmlNode, name: string, v: string): string {
   if (CONTROL_RE.test(v)) throw new UnsafeValueError(`attribute ${name} of <${node.name}> holds a control character`)
   if (NOT_XML_RE.test(v)) throw new UnsafeValueError(`attribute ${name} of <${node.name}> holds a character XML does not allow`)
-  return v.replace(ESCAPED_RE, (c) => ENTITY[c] as string)
+  return v.includes('&') ? v.replace(/&/g, '&amp;') : v
 }
 
-function write(node: XmlNode, indent: string, out: string[]): void {
-  let open = `${indent}<${node.name}`
+function write(b: XMLBuilderCB, node: XmlNode): void {
+  b.ele(node.name)
   const attrs = node.attrs
-  if (attrs !== undefined) for (const k in attrs) open += ` ${k}="${attrValue(node, k, attrs[k] as string)}"`
-  const children = node.children
-  if (children === undefined || children.length === 0) {
-    out.push(`${open}/>`)
-    return
-  }
-  out.push(`${open}>`)
-  const inner = `${indent}  `
-  for (const c of children) write(c, inner, out)
-  out.push(`${indent}</${node.name}>`)
+  if (attrs !== undefined) for (const k in attrs) b.att(k, attrValue(node, k, attrs[k] as string))
+  for (const c of node.children ?? []) write(b, c)
+  b.up()
 }
 
 /** Serialises a `<document type="freeswitch/xml">` with the children given (2-space indentation, no declaration). */
 export function renderDocument(children: readonly XmlNode[]): string {
-  const out: string[] = []
-  write(el('document', { type: 'freeswitch/xml' }, children), '', out)
-  return `${out.join('\n').replace(/\$(?=\$)/g, '&#36;')}\n`
+  let text = ''
+  let failure: Error | undefined
+  const b = createCB({
+    data: (chunk: string) => {
+      text += chunk
+    },
+    error: (e: Error) => {
+      failure ??= e
+    },
+    prettyPrint: true,
+    indent: '  ',
+    newline: '\n',
+    wellFormed: true,
+  })
+  write(b, el('document', { type: 'freeswitch/xml' }, children))
+  b.end()
+  // Checked above already; should the builder still refuse a character, nothing half-written is sent.
+  if (failure !== undefined) throw new UnsafeValueError(failure.message)
+  return `${text.replace(/\$(?=\$)/g, '&#36;')}\n`
 }

@@ -1,10 +1,11 @@
 /**
- * The xml_curl document writer (src/xmlcurl/document.ts) writes strings since issue 15; until then
- * xmlbuilder2 wrote the documents. Both are run here on the same trees, with values full of what
- * must be escaped, and must agree byte for byte; what xmlbuilder2 refused (characters XML does not
- * allow) the writer refuses as well. One intended difference: xmlbuilder2 left a value's `&amp;`
- * or `&#36;` as it was (no double encoding), so FreeSWITCH read `&` or `$` where the value said
- * `&amp;`; the writer escapes every `&`, so FreeSWITCH reads the value as it was given.
+ * The xml_curl document writer (src/xmlcurl/document.ts) uses xmlbuilder2's callback builder
+ * since issue 15; until then xmlbuilder2's DOM builder wrote the documents. Both are run here on
+ * the same trees, with values full of what must be escaped, and must agree byte for byte; what the
+ * DOM builder refused (characters XML does not allow) the writer refuses as well. One intended
+ * difference: xmlbuilder2 leaves a value's `&amp;` or `&lt;` as it is (no double encoding), so
+ * FreeSWITCH read `&` where the value said `&amp;`; the writer escapes every `&` first, so
+ * FreeSWITCH reads the value as it was given.
  */
 import t from 'tap'
 import { create } from 'xmlbuilder2'
@@ -44,7 +45,7 @@ function tree(i: number): XmlNode[] {
 /** A value xmlbuilder2 would not have double-encoded. */
 const entityLike = (v: string) => /&(#[0-9]+|#x[0-9a-f]+|[a-z]+);/i.test(v)
 
-t.test('the string writer writes what xmlbuilder2 wrote, byte for byte', async (t) => {
+t.test('the callback writer writes what the DOM builder wrote, byte for byte', async (t) => {
   const plain = VALUES.filter((v) => !entityLike(v))
   const treeOf = (i: number) => tree(i).map((n) => JSON.parse(JSON.stringify(n, (_k, v: unknown) => (typeof v === 'string' && entityLike(v) ? (plain[i % plain.length] as string) : v))) as XmlNode)
   for (let i = 0; i < VALUES.length; i++) t.equal(renderDocument(treeOf(i)), byXmlbuilder2(treeOf(i)), `tree ${i}`)
