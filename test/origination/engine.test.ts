@@ -1,6 +1,6 @@
 import t from 'tap'
 import { createChannelModel } from '../../src/channels/index.js'
-import { createEngine, type Engine } from '../../src/origination/engine.js'
+import { createEngine, type Engine, type EngineDeps } from '../../src/origination/engine.js'
 import { silentLogger } from '../../src/util/logger.js'
 import { FakePbx, flush } from './fake-pbx.js'
 import { DOMAIN, RecordingSink, domainConfig, groupOf, plan, runtimeWith, userOf } from './helpers.js'
@@ -8,7 +8,7 @@ import { DOMAIN, RecordingSink, domainConfig, groupOf, plan, runtimeWith, userOf
 const C1 = 'sofia/internal/sip:alice@127.0.0.1:5071'
 const C2 = 'sofia/internal/sip:alice@127.0.0.1:5072'
 
-function setup(over: Record<string, unknown> = {}, engineOver: { graceMs?: number } = {}) {
+function setup(over: Record<string, unknown> = {}, engineOver: Pick<EngineDeps, 'graceMs' | 'intents'> = {}) {
   const pbx = new FakePbx()
   const rt = runtimeWith([domainConfig(over)])
   const sink = new RecordingSink()
@@ -344,28 +344,22 @@ t.test('call_group: no member registered → no_member_available, nothing origin
 })
 
 t.test("write-ahead: a request's intent is durable before its originate is written; a refusal unplaces it", async (t) => {
-  const pbx = new FakePbx()
-  const rt = runtimeWith([domainConfig()])
   const log: string[] = []
   let durable!: () => void
   const intentWritten = new Promise<void>((r) => (durable = r))
-  const engine: Engine = createEngine({
-    pbx,
-    channels: createChannelModel({ pbx, logger: silentLogger(), directory: () => rt.directory }),
-    runtime: () => rt,
-    callbacks: new RecordingSink(),
-    logger: silentLogger(),
-    sipProfile: 'internal',
-    huntConcurrency: 4,
-    intents: {
-      intended: async (p, uuids) => {
-        log.push(`intended ${p.requestId} ${uuids.length}`)
-        await intentWritten
-        log.push('durable')
+  const { pbx, rt, engine } = setup(
+    {},
+    {
+      intents: {
+        intended: async (p, uuids) => {
+          log.push(`intended ${p.requestId} ${uuids.length}`)
+          await intentWritten
+          log.push('durable')
+        },
+        unplaced: (p) => log.push(`unplaced ${p.requestId}`),
       },
-      unplaced: (p) => log.push(`unplaced ${p.requestId}`),
     },
-  })
+  )
   t.teardown(() => engine.close())
   pbx.contacts.set(`alice@${DOMAIN}`, [C1, C2])
   const p = plan({ kind: 'user', user: userOf(rt, 'alice'), autoAnswer: true })
