@@ -20,14 +20,8 @@ export function unsettledIntents(journal: Pick<Journal, 'accepted' | 'unplaced'>
     if (i.idempotency !== undefined) waiting.set(i.requestId, idempotency.pending(i.domain, i.idempotency.key, i.idempotency.bodyDigest, i.requestId, i.intendedAt))
   }
   return {
-    intents: replayed.map((i) => ({
-      requestId: i.requestId,
-      domain: i.domain,
-      operation: i.operation,
-      uuids: i.uuids,
-      ...(i.callbackUrl !== undefined ? { callbackUrl: i.callbackUrl } : {}),
-      answerDeadlineAt: i.answerDeadlineAt,
-    })),
+    // An intent is the request as recovery reads it, without its key and its time.
+    intents: replayed.map(({ idempotency: _key, intendedAt: _at, ...request }) => request),
     async settle(r, placed) {
       const intent = byId.get(r.requestId)
       if (intent === undefined) return
@@ -39,15 +33,8 @@ export function unsettledIntents(journal: Pick<Journal, 'accepted' | 'unplaced'>
         return
       }
       const reply = JSON.stringify(placedReply(intent.uuids))
-      await journal.accepted({
-        requestId: intent.requestId,
-        domain: intent.domain,
-        operation: intent.operation,
-        uuids: intent.uuids,
-        ...(intent.callbackUrl !== undefined ? { callbackUrl: intent.callbackUrl } : {}),
-        answerDeadlineAt: intent.answerDeadlineAt,
-        ...(intent.idempotency !== undefined ? { idempotency: { ...intent.idempotency, reply } } : {}),
-      })
+      const { idempotency, intendedAt: _at, ...request } = intent
+      await journal.accepted({ ...request, ...(idempotency !== undefined ? { idempotency: { ...idempotency, reply } } : {}) })
       release?.(reply)
     },
   }

@@ -7,6 +7,7 @@
  * journal module.
  */
 import type { OriginationPlan } from './plan.js'
+import type { RecoverableRequest } from './recoverable-request.js'
 
 export interface OriginateIntents {
   /**
@@ -19,17 +20,12 @@ export interface OriginateIntents {
   unplaced(plan: OriginationPlan): void
 }
 
-/** The journal's two records (journal/types.ts Journal.intended / unplaced), as this module writes them. */
+/**
+ * The journal's two records (journal/types.ts Journal.intended / unplaced), as this module writes
+ * them: an intent is the request recovery reads back (RecoverableRequest), with its key.
+ */
 export interface IntentJournal {
-  intended(rec: {
-    readonly requestId: string
-    readonly domain: string
-    readonly operation: string
-    readonly uuids: readonly string[]
-    readonly callbackUrl?: string
-    readonly answerDeadlineAt: number
-    readonly idempotency?: { readonly key: string; readonly bodyDigest: string }
-  }): Promise<void>
+  intended(rec: RecoverableRequest & { readonly idempotency?: OriginationPlan['idempotency'] }): Promise<void>
   unplaced(requestId: string): Promise<void>
 }
 

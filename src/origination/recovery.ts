@@ -34,18 +34,10 @@ import { applyRecord, type LegRecords } from './leg-records.js'
 import { createLegWatch } from './leg-watch.js'
 import { isCancelCause, OUTCOME_UNKNOWN, type AttemptOutcome } from './outcome.js'
 import type { Operation } from './plan.js'
+import type { RecoverableRequest } from './recoverable-request.js'
 import type { Requests } from './requests.js'
 
-/** An accepted request without a result, as the journal kept it (journal/types.ts AcceptedRequest). */
-export interface RecoverableRequest {
-  readonly requestId: string
-  readonly domain: string
-  readonly operation: string
-  readonly uuids: readonly string[]
-  readonly callbackUrl?: string
-  /** Unix ms by which the attempt is over at the latest (FreeSWITCH ends ringing legs itself by then). */
-  readonly answerDeadlineAt: number
-}
+export type { RecoverableRequest }
 
 /** Intents without a decided reply, and how the daemon records the decision (journal, Idempotency-Key). */
 export interface UnsettledIntents {
