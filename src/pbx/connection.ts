@@ -33,7 +33,7 @@ import { FreeSwitchClient, type FreeSwitchEventData } from 'esl-lite'
 import type { Logger } from '../util/logger.js'
 import { err, ok, type Result } from '../util/result.js'
 import { PATTERNS } from './commands.js'
-import { applyEventFilters, EXECUTE_NAME } from './event-filter.js'
+import { applyEventFilters, DELIVERED_EVENTS, EXECUTE_NAME } from './event-filter.js'
 import { redactApp, redactCommand } from './redact.js'
 import { tapEslLite } from './esl-internals.js'
 import { DEFAULT_LINK_HEALTH, LinkHealth, type LinkHealthOptions, type LinkState } from './link-health.js'
@@ -48,20 +48,7 @@ import type { EslApp, EslCommand, FsEvent, PbxClient, PbxError } from './types.j
  * CHANNEL_HANGUP did not (the channel model ends a channel at whichever comes first,
  * src/channels/event-reducer.ts), and it is the largest event of a call (its billing variables).
  */
-export const SUBSCRIBED_EVENTS = [
-  'CHANNEL_CREATE',
-  'CHANNEL_PROGRESS',
-  'CHANNEL_PROGRESS_MEDIA',
-  'CHANNEL_ANSWER',
-  'CHANNEL_BRIDGE',
-  'CHANNEL_UNBRIDGE',
-  'CHANNEL_PARK',
-  'CHANNEL_HANGUP',
-  'CHANNEL_DESTROY',
-  'CHANNEL_EXECUTE_COMPLETE',
-  'BACKGROUND_JOB',
-  'DTMF',
-] as const
+export const SUBSCRIBED_EVENTS = [...DELIVERED_EVENTS, 'CHANNEL_EXECUTE_COMPLETE'] as const
 
 export interface PbxConnectionOptions {
   readonly host: string

@@ -24,8 +24,12 @@
  * daemon needs. Should one be refused, the catch-all stays (more bytes, nothing lost).
  */
 
-/** The event types the daemon follows (channel model, engine, CTI, IVR, job results). */
-export const FOLLOWED_EVENTS = [
+/**
+ * The event types the daemon's listeners receive (channel model, engine, CTI, IVR, job results),
+ * each let through by name. The connection subscribes to them (pbx/connection.ts SUBSCRIBED_EVENTS),
+ * plus CHANNEL_EXECUTE_COMPLETE, let through only for our own executes.
+ */
+export const DELIVERED_EVENTS = [
   'CHANNEL_CREATE',
   'CHANNEL_PROGRESS',
   'CHANNEL_PROGRESS_MEDIA',
@@ -37,8 +41,10 @@ export const FOLLOWED_EVENTS = [
   'CHANNEL_DESTROY',
   'BACKGROUND_JOB',
   'DTMF',
-  'SHUTDOWN',
 ] as const
+
+/** The event types let through by name: those, and SHUTDOWN, which the link itself judges. */
+export const FOLLOWED_EVENTS = [...DELIVERED_EVENTS, 'SHUTDOWN'] as const
 
 /** The `event-uuid-name` of the daemon's own `sendmsg execute`: its completions pass the filter. */
 export const EXECUTE_NAME = 'cod-execute'
