@@ -7,7 +7,7 @@
 import { resolve } from 'node:path'
 import { loadConfig, type ConfigProblem, type LoadedConfig } from '../config/load.js'
 import { runtimeOf } from '../runtime/store.js'
-import { EXIT_OK, EXIT_PROBLEMS, parseCommandLine, usageError, type CliIo, type ExitCode } from './io.js'
+import { EXIT_OK, EXIT_PROBLEMS, parseOrExit, usageError, type CliIo, type ExitCode } from './io.js'
 
 export const CHECK_CONFIG_USAGE = `usage: cod check-config <daemon.yaml>
 
@@ -31,12 +31,8 @@ function deprecations(config: LoadedConfig): string[] {
 const formatLine = (p: ConfigProblem): string => `${p.file}: ${p.path === '' ? '(file)' : p.path}: ${p.reason}`
 
 export async function runCheckConfig(argv: readonly string[], io: CliIo): Promise<ExitCode> {
-  const parsed = parseCommandLine(argv, { help: { type: 'boolean', short: 'h' } }, true)
-  if (!parsed.ok) return usageError(io, parsed.error, CHECK_CONFIG_USAGE)
-  if (parsed.value.values.help === true) {
-    io.stdout.write(CHECK_CONFIG_USAGE)
-    return EXIT_OK
-  }
+  const parsed = parseOrExit(io, CHECK_CONFIG_USAGE, argv, {}, true)
+  if (!parsed.ok) return parsed.error
   const files = parsed.value.positionals
   if (files.length !== 1 || files[0] === undefined) return usageError(io, 'one configuration file is expected', CHECK_CONFIG_USAGE)
   const loaded = await loadConfig(files[0])

@@ -45,13 +45,30 @@ export function parseCommandLine<O extends Options>(
   argv: readonly string[],
   options: O,
   positionals: boolean,
-): Result<{ values: Record<string, string | boolean | string[] | undefined>; positionals: string[] }, string> {
+): Result<CommandLine, string> {
   try {
     const r = parseArgs({ args: [...argv], options, strict: true, allowPositionals: positionals })
     return ok({ values: r.values as Record<string, string | boolean | string[] | undefined>, positionals: r.positionals })
   } catch (e) {
     return err((e as Error).message)
   }
+}
+
+/** A parsed command line (parseCommandLine). */
+export type CommandLine = { values: Record<string, string | boolean | string[] | undefined>; positionals: string[] }
+
+/**
+ * parseCommandLine with every command's `-h/--help` (added to `options`): the parsed line, or the
+ * exit code when the command is over already: its usage printed (0), or a usage mistake (2).
+ */
+export function parseOrExit(io: CliIo, usage: string, argv: readonly string[], options: Options, positionals: boolean): Result<CommandLine, ExitCode> {
+  const parsed = parseCommandLine(argv, { ...options, help: { type: 'boolean', short: 'h' } }, positionals)
+  if (!parsed.ok) return err(usageError(io, parsed.error, usage))
+  if (parsed.value.values.help === true) {
+    io.stdout.write(usage)
+    return err(EXIT_OK)
+  }
+  return parsed
 }
 
 /** Writes a usage mistake and the command's usage on stderr: exit 2. */

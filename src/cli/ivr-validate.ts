@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises'
 import { parseIvrDocument } from '../ivr/document/index.js'
 import { DEFAULT_IVR_LIMITS } from '../ivr/syntax/types.js'
 import { err, ok, type Result } from '../util/result.js'
-import { EXIT_OK, EXIT_PROBLEMS, parseCommandLine, readAll, usageError, type CliIo, type ExitCode } from './io.js'
+import { EXIT_OK, EXIT_PROBLEMS, parseOrExit, readAll, usageError, type CliIo, type ExitCode } from './io.js'
 
 export const IVR_USAGE = `usage: cod ivr validate <file|-> [<file> ...]
 
@@ -52,12 +52,8 @@ export async function runIvr(argv: readonly string[], io: CliIo): Promise<ExitCo
     return EXIT_OK
   }
   if (sub !== 'validate') return usageError(io, sub === undefined ? 'a subcommand is expected: validate' : `unknown subcommand "ivr ${sub}"`, IVR_USAGE)
-  const parsed = parseCommandLine(rest, { help: { type: 'boolean', short: 'h' } }, true)
-  if (!parsed.ok) return usageError(io, parsed.error, IVR_USAGE)
-  if (parsed.value.values.help === true) {
-    io.stdout.write(IVR_USAGE)
-    return EXIT_OK
-  }
+  const parsed = parseOrExit(io, IVR_USAGE, rest, {}, true)
+  if (!parsed.ok) return parsed.error
   const names = parsed.value.positionals
   if (names.length === 0) return usageError(io, 'a file (or "-" for stdin) is expected', IVR_USAGE)
   if (names.filter((n) => n === '-').length > 1) return usageError(io, 'stdin ("-") can be read once', IVR_USAGE)

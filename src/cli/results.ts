@@ -19,7 +19,7 @@ import { journalDirOf, openJournal } from '../journal/index.js'
 import type { DeadLetter } from '../journal/types.js'
 import { createLogger } from '../util/logger.js'
 import { readDeadLetters } from './journal-reader.js'
-import { EXIT_OK, EXIT_PROBLEMS, parseCommandLine, stringOpt, usageError, type CliIo, type ExitCode } from './io.js'
+import { EXIT_OK, EXIT_PROBLEMS, parseOrExit, stringOpt, usageError, type CliIo, type ExitCode } from './io.js'
 
 export const RESULTS_USAGE = `usage: cod results list      [--config conf/daemon.yaml] [--domain D] [--json]
        cod results redeliver [--config conf/daemon.yaml] (<delivery-id> ... | --all [--domain D])
@@ -49,7 +49,6 @@ const OPTIONS = {
   domain: { type: 'string' },
   json: { type: 'boolean' },
   all: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
 } as const
 
 /** A URL's user information (credentials a receiver may have put in its callback_url) hidden. */
@@ -120,13 +119,9 @@ export async function runResults(argv: readonly string[], io: CliIo, now: () => 
   if (sub !== 'list' && sub !== 'redeliver') {
     return usageError(io, sub === undefined ? 'a subcommand is expected: list or redeliver' : `unknown subcommand "results ${sub}"`, RESULTS_USAGE)
   }
-  const parsed = parseCommandLine(rest, OPTIONS, sub === 'redeliver')
-  if (!parsed.ok) return usageError(io, parsed.error, RESULTS_USAGE)
+  const parsed = parseOrExit(io, RESULTS_USAGE, rest, OPTIONS, sub === 'redeliver')
+  if (!parsed.ok) return parsed.error
   const { values, positionals } = parsed.value
-  if (values.help === true) {
-    io.stdout.write(RESULTS_USAGE)
-    return EXIT_OK
-  }
   const domain = stringOpt(values.domain)?.toLowerCase()
   if (sub === 'list') {
     if (values.all !== undefined) return usageError(io, '--all belongs to redeliver', RESULTS_USAGE)

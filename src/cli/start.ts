@@ -4,7 +4,7 @@
  * reload (SIGHUP) and graceful stop (SIGTERM, SIGINT); resolves the exit code once it stopped.
  */
 import { startDaemon } from '../daemon.js'
-import { EXIT_OK, EXIT_PROBLEMS, parseCommandLine, stringOpt, usageError, type CliIo, type ExitCode } from './io.js'
+import { EXIT_OK, EXIT_PROBLEMS, parseOrExit, stringOpt, type CliIo, type ExitCode } from './io.js'
 
 export const START_USAGE = `usage: cod start [--config conf/daemon.yaml]
 
@@ -26,12 +26,8 @@ export interface SignalSource {
 }
 
 export async function runStart(argv: readonly string[], io: CliIo, signals: SignalSource = process): Promise<ExitCode> {
-  const parsed = parseCommandLine(argv, { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } }, false)
-  if (!parsed.ok) return usageError(io, parsed.error, START_USAGE)
-  if (parsed.value.values.help === true) {
-    io.stdout.write(START_USAGE)
-    return EXIT_OK
-  }
+  const parsed = parseOrExit(io, START_USAGE, argv, { config: { type: 'string', short: 'c' } }, false)
+  if (!parsed.ok) return parsed.error
   const configFile = stringOpt(parsed.value.values.config) ?? 'conf/daemon.yaml'
   let started: Awaited<ReturnType<typeof startDaemon>>
   try {

@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto'
 import { domainSchema } from '../config/schema.js'
-import { EXIT_OK, EXIT_PROBLEMS, parseCommandLine, readAll, usageError, type CliIo, type ExitCode } from './io.js'
+import { EXIT_OK, EXIT_PROBLEMS, parseOrExit, readAll, usageError, type CliIo, type ExitCode } from './io.js'
 
 export const TOKEN_USAGE = `usage: cod token hash  < file-with-the-token
        printf %s "$TOKEN" | cod token hash
@@ -29,12 +29,8 @@ export async function runToken(argv: readonly string[], io: CliIo): Promise<Exit
     return EXIT_OK
   }
   if (sub !== 'hash') return usageError(io, sub === undefined ? 'a subcommand is expected: hash' : `unknown subcommand "token ${sub}"`, TOKEN_USAGE)
-  const parsed = parseCommandLine(rest, { help: { type: 'boolean', short: 'h' } }, false)
-  if (!parsed.ok) return usageError(io, parsed.error, TOKEN_USAGE)
-  if (parsed.value.values.help === true) {
-    io.stdout.write(TOKEN_USAGE)
-    return EXIT_OK
-  }
+  const parsed = parseOrExit(io, TOKEN_USAGE, rest, {}, false)
+  if (!parsed.ok) return parsed.error
   if (io.stdin.isTTY === true) io.stderr.write('type the token, then Enter and Ctrl-D:\n')
   const read = await readAll(io.stdin, 4096)
   if (!read.ok) {
