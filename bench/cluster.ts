@@ -16,7 +16,6 @@ import { spawn, spawnSync } from 'node:child_process'
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import net from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -28,6 +27,7 @@ import { dur } from './context.js'
 import { Redis } from 'ioredis'
 import { clusterKeys } from '../src/cluster/keys.js'
 import { ADMIT, runScript } from '../src/cluster/scripts.js'
+import { freePort } from './lib/config.js'
 import { machineFacts } from './lib/machine.js'
 import { ratio, summarize, type LatencySummary } from './lib/stats.js'
 
@@ -41,14 +41,6 @@ interface RoundResult {
   readonly ok: number
   readonly seconds: number
   readonly latencies: number[]
-}
-
-async function freePort(): Promise<number> {
-  const s = net.createServer()
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r))
-  const { port } = s.address() as AddressInfo
-  await new Promise<void>((r) => s.close(() => r()))
-  return port
 }
 
 async function startRedis(dir: string): Promise<{ url: string; stop(): void }> {
