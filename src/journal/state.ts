@@ -164,11 +164,6 @@ export class JournalState {
     return out
   }
 
-  /** Intents not settled yet: a few per request being placed now, more only after a crash. */
-  unsettledIntents(): number {
-    return this.intents.size
-  }
-
   counts(): { openRequests: number; pendingResults: number; deadLetters: number } {
     let open = 0
     for (const e of this.requests.values()) if (e.open) open++
