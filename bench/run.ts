@@ -3,8 +3,9 @@
  * figures beside a baseline measured in the same run on the same machine, results written to
  * bench/results/<name>.json. Not part of `npm test`.
  *
- *   --only api,xmlcurl,scale,callbacks,journal,realfs,capacity   run some of them (realfs: only where
- *                                        ../shared/freeswitch-dist/fs.sh is, else skipped)
+ *   --only api,xmlcurl,scale,callbacks,journal,realfs,capacity,cluster   run some of them (realfs: only
+ *                                        where ../shared/freeswitch-dist/fs.sh is, cluster: only where
+ *                                        redis-server is installed; else skipped)
  *   --quick                              short runs (checks the harness; results not written)
  *   --profile                            also write a CPU profile of the measured process of each
  *                                        benchmark and its summary to bench/results/<name>.profile.json
@@ -18,6 +19,7 @@ import { parseArgs } from 'node:util'
 import { benchApi } from './api.js'
 import { benchCallbacks } from './callbacks.js'
 import { benchCapacity } from './capacity.js'
+import { benchCluster } from './cluster.js'
 import { benchJournal } from './journal.js'
 import { benchRealfs } from './realfs.js'
 import type { BenchContext, BenchOutput } from './context.js'
@@ -36,6 +38,7 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<BenchOutput>> = 
   journal: benchJournal,
   realfs: benchRealfs,
   capacity: benchCapacity,
+  cluster: benchCluster,
 }
 
 const { values } = parseArgs({
