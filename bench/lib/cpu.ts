@@ -22,3 +22,25 @@ export async function withCpu<T>(workers: Readonly<Record<string, Worker>>, work
 
 /** Milliseconds of CPU per completed request. */
 export const perRequest = (cpuMs: number | undefined, completed: number): number => Number(((cpuMs ?? NaN) / completed).toFixed(3))
+
+/**
+ * CPU of the workers between two instants of a load run (runLoad's `atWindow`): the measured
+ * window only, without the warm-up. `cpu_ms()` after the window closed.
+ */
+export function cpuWindow(workers: Readonly<Record<string, Worker>>): { edge: (e: 'open' | 'close') => Promise<void>; cpu_ms: () => Record<string, number> } {
+  const at: Record<'open' | 'close', Record<string, Usage>> = { open: {}, close: {} }
+  return {
+    edge: async (e) => {
+      await Promise.all(Object.entries(workers).map(async ([k, w]) => (at[e][k] = await w.call<Usage>('cpu'))))
+    },
+    cpu_ms: () => {
+      const out: Record<string, number> = {}
+      for (const k of Object.keys(workers)) {
+        const a = at.open[k]
+        const b = at.close[k]
+        out[k] = a === undefined || b === undefined ? NaN : Number(((b.user - a.user + b.system - a.system) / 1000).toFixed(1))
+      }
+      return out
+    },
+  }
+}

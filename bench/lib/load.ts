@@ -17,6 +17,12 @@ export interface LoadOptions {
   readonly durationMs: number
   /** Whether a reply counts as a success (others are counted as errors, with their status). */
   readonly ok: (status: number, body: string) => boolean
+  /**
+   * Called when the measured window opens and when it closes (e.g. to read the measured
+   * processes' CPU): so that CPU per request can leave out the warm-up, when the process starts,
+   * V8 compiles and optimises, and the first connections are made.
+   */
+  readonly atWindow?: (edge: 'open' | 'close') => Promise<void>
 }
 
 export interface LoadResult {
@@ -25,6 +31,8 @@ export interface LoadResult {
   readonly requests: number
   /** Every reply received, warm-up included (for CPU per request over the whole run). */
   readonly completed_total: number
+  /** Replies received while the measured window was open (for CPU per request in the window, `atWindow`). */
+  readonly completed_in_window: number
   readonly errors: number
   readonly requests_per_s: number
   readonly latency: LatencySummary
@@ -43,6 +51,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
   let errors = 0
   let counter = 0
   let completed = 0
+  let completedInWindow = 0
   const t0 = performance.now()
   const measureFrom = t0 + o.warmupMs
   const deadline = measureFrom + o.durationMs
@@ -83,6 +92,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
       }
       const end = performance.now()
       completed++
+      if (end >= measureFrom && end <= deadline) completedInWindow++
       if (start < measureFrom || end > deadline) continue
       statuses[String(status)] = (statuses[String(status)] ?? 0) + 1
       if (o.ok(status, text)) samples.push(end - start)
@@ -92,7 +102,17 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
       }
     }
   }
+  const edges: Promise<void>[] = []
+  const atWindow = o.atWindow
+  const timers =
+    atWindow === undefined
+      ? []
+      : [setTimeout(() => edges.push(atWindow('open')), o.warmupMs), setTimeout(() => edges.push(atWindow('close')), o.warmupMs + o.durationMs)]
   await Promise.all(Array.from({ length: o.concurrency }, loop))
+  // The last loop ends at the deadline at the earliest, so both edges have fired (or fire now).
+  await new Promise((r) => setTimeout(r, Math.max(0, deadline - performance.now())))
+  for (const tm of timers) clearTimeout(tm)
+  await Promise.all(edges)
   agent.destroy()
   const duration = o.durationMs / 1000
   return {
@@ -100,6 +120,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
     duration_s: duration,
     requests: samples.length,
     completed_total: completed,
+    completed_in_window: completedInWindow,
     errors,
     requests_per_s: Number((samples.length / duration).toFixed(1)),
     latency: summarize(samples),
