@@ -4,6 +4,10 @@
  * A channel of another domain, one the user is not a party to, and one that does not exist all
  * get the same `channel_not_found` answer, so a client learns nothing about channels it may
  * not see. ESL text is written only by pbx/commands.ts (behind CtiCommands).
+ *
+ * In a cluster (peers.ts), a channel of another box that the connection may see and act on is
+ * handed to its node, which runs the command through its own Control (scope `local`: its own
+ * channels only, never forwarded again) and whose result frame is the answer.
  */
 import type { ApiError } from '../api/errors.js'
 import type { ChannelModel } from '../channels/index.js'
@@ -14,7 +18,8 @@ import type { EslCommand, PbxClient } from '../pbx/types.js'
 import type { Logger } from '../util/logger.js'
 import { err, ok, type Result } from '../util/result.js'
 import { isVisible } from './view.js'
-import { mayActOn, mayCommand, mayTransferTo, type Credential } from './policy.js'
+import { mayActOn, mayCommand, mayTransferTo, type CommandSource } from './policy.js'
+import type { CtiPeers } from './peers.js'
 import { COMMANDS, resultFrame, type CommandId, type CommandName, type CtiError } from './protocol.js'
 
 /** Why pbx/commands.ts refused to build a command (its own validation). */
@@ -45,16 +50,18 @@ export interface ControlDeps {
   readonly commands: CtiCommands
   readonly directory: () => Directory
   readonly logger: Logger
+  /** The other boxes' channels (a cluster); absent on a single node. */
+  readonly peers?: CtiPeers
 }
 
-/** Who sends the command: the connection's domain and user (undefined: full_events), and how it authenticated (policy.ts). */
-export interface CommandSource {
-  readonly domain: string
-  readonly userId: string | undefined
-  readonly credential: Credential
-  /** read_only=true: every command is refused (policy.ts mayCommand). */
-  readonly readOnly: boolean
-}
+/** `any`: this box's channels, then the peers'; `local`: this box's only (a command a peer forwarded). */
+export type CommandScope = 'any' | 'local'
+
+type Plan =
+  | { readonly kind: 'local'; readonly uuid: string; readonly commands: readonly EslCommand[] }
+  | { readonly kind: 'remote'; readonly uuid: string; readonly node: string }
+
+export type { CommandSource } from './policy.js'
 
 interface Parsed {
   readonly id: CommandId | undefined
@@ -105,7 +112,7 @@ export class Control {
   constructor(private readonly deps: ControlDeps) {}
 
   /** Handles one client frame; resolves with the result frame to send back. */
-  async handle(source: CommandSource, data: Buffer, isBinary: boolean): Promise<string> {
+  async handle(source: CommandSource, data: Buffer, isBinary: boolean, scope: CommandScope = 'any'): Promise<string> {
     const parsed = parseFrame(data, isBinary)
     if (!parsed.ok) return resultFrame(parsed.error.parsed.id, parsed.error.parsed.cmd, parsed.error.error)
     const { id, cmd, body } = parsed.value
@@ -113,8 +120,17 @@ export class Control {
     // Before any channel is looked up: a read-only connection learns nothing from a refusal.
     const may = mayCommand(source.readOnly)
     if (!may.ok) return resultFrame(id, cmd, may.error)
-    const planned = this.plan(source, cmd, body)
+    const planned = this.plan(source, cmd, body, scope)
     if (!planned.ok) return resultFrame(id, cmd, planned.error)
+    if (planned.value.kind === 'remote') {
+      const { node, uuid } = planned.value
+      this.deps.logger.info({ cmd, uuid, node, domain: source.domain }, 'cti command handed to the node that owns the channel')
+      // The client's frame as parsed: the node checks and runs it as if its client had sent it.
+      return (
+        this.deps.peers?.command(node, source, JSON.stringify(body), (description) => resultFrame(id, cmd, cerr('cluster_unavailable', description))) ??
+        resultFrame(id, cmd, notFound(uuid))
+      )
+    }
     const ran = await this.run(planned.value.uuid, planned.value.commands)
     if (!ran.ok) {
       this.deps.logger.info({ cmd, uuid: planned.value.uuid, error: ran.error.id }, 'cti command failed')
@@ -135,14 +151,23 @@ export class Control {
     source: CommandSource,
     cmd: CommandName,
     body: Readonly<Record<string, unknown>>,
-  ): Result<{ uuid: string; commands: readonly EslCommand[] }, CtiError> {
+    scope: CommandScope,
+  ): Result<Plan, CtiError> {
     const known = rejectUnknown(body, ALLOWED[cmd])
     if (!known.ok) return err(fromApi(known.error))
     const uuid = body.uuid
     if (uuid === undefined) return err(cerr('missing_parameter', 'uuid is required'))
     if (typeof uuid !== 'string' || uuid === '') return err(cerr('invalid_parameter', 'uuid: must be a channel UUID string'))
     const ch = this.deps.channels.get(uuid)
-    if (ch === undefined || !isVisible(ch, source.domain, source.userId)) return err(notFound(uuid))
+    if (ch === undefined) {
+      // Another box's channel: the same visibility and policy here (nothing is learnt about a
+      // channel the connection may not see), the rest is checked by its node on its own record.
+      const remote = scope === 'any' ? this.deps.peers?.channel(uuid) : undefined
+      if (remote === undefined || !isVisible(remote, source.domain, source.userId)) return err(notFound(uuid))
+      const may = mayActOn(remote, source.credential, source.userId)
+      return may.ok ? ok({ kind: 'remote', uuid, node: remote.node }) : may
+    }
+    if (!isVisible(ch, source.domain, source.userId)) return err(notFound(uuid))
     const domain = this.deps.directory().domain(source.domain)
     if (domain === undefined) return err(notFound(uuid))
     const may = mayActOn(ch, source.credential, source.userId)
@@ -150,7 +175,7 @@ export class Control {
 
     const commands = this.build(source, cmd, uuid, body, domain)
     if (!commands.ok) return commands
-    return ok({ uuid, commands: commands.value })
+    return ok({ kind: 'local', uuid, commands: commands.value })
   }
 
   private build(

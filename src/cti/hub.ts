@@ -10,15 +10,21 @@
  * no subscriber may see is not serialised at all (nobody can know the channel: who may see a
  * channel only grows, so its cached view is dropped and computed afresh when someone may).
  *
+ * In a cluster (peers.ts), the peers' channels are part of the view: a new subscriber's
+ * initial_info lists them after this box's, and their changes are delivered exactly as this
+ * box's are (the same frames, built from the view the owning node serialised). This box's
+ * changes are then serialised whether or not a subscriber here watches, and shared.
+ *
  * A subscriber that does not read is closed once its unsent data passes `cti.max_buffered_bytes`
  * (plus the size of its initial snapshot), so it cannot make the daemon's memory grow.
  */
 import type { WebSocket } from 'ws'
-import type { ChannelChange, ChannelModel, ChannelRecord } from '../channels/index.js'
+import type { ChannelChange, ChannelModel } from '../channels/index.js'
 import type { Logger } from '../util/logger.js'
 import { CLOSE, eventHead, eventTail, initialInfoFrame, systemFrame, type InfoEventKind } from './protocol.js'
-import { ViewCache } from './view.js'
+import { isVisible, ViewCache } from './view.js'
 import type { Credential } from './policy.js'
+import type { CtiPeers, RemoteChange, SharedChannel } from './peers.js'
 
 export interface CtiSettings {
   readonly max_connections_per_user: number
@@ -67,6 +73,19 @@ export interface HubDeps {
   readonly logger: Logger
   readonly settings: () => CtiSettings
   readonly onMessage: (sub: Subscriber, data: Buffer, isBinary: boolean) => void
+  /** The other boxes' channels (a cluster); absent on a single node. */
+  readonly peers?: CtiPeers
+}
+
+/** One change as subscribers get it, whichever box the channel is on. */
+interface Delivery {
+  readonly uuid: string
+  readonly domain: string
+  readonly parties: readonly string[]
+  readonly json: string
+  readonly removed: boolean
+  /** The view is the one sent last: news only to those who may now see the channel. */
+  readonly unchanged: boolean
 }
 
 const toBuffer = (data: Buffer | ArrayBuffer | Buffer[]): Buffer =>
@@ -161,6 +180,13 @@ export class Hub {
       snapshot.push(this.views.get(ch))
       sub.known.add(ch.uuid)
     }
+    if (this.deps.peers !== undefined) {
+      for (const rc of this.deps.peers.channelsOf(domain)) {
+        if (sub.known.has(rc.uuid) || !isVisible(rc, domain, userId)) continue
+        snapshot.push(rc.view)
+        sub.known.add(rc.uuid)
+      }
+    }
     const connection = {
       domain,
       user_id: userId ?? null,
@@ -180,29 +206,50 @@ export class Hub {
     const ch = change.channel
     const removed = change.kind === 'destroyed'
     const domain = ch.domain
-    if (domain === undefined || !this.watched(domain, ch)) {
+    const peers = this.deps.peers
+    if (domain === undefined || (peers === undefined && !this.watched(domain, ch.parties))) {
       this.views.forget(ch.uuid)
       return
     }
     const view = this.views.refresh(ch)
     if (removed) this.views.forget(ch.uuid)
-    const json = view.json
+    peers?.share({ uuid: ch.uuid, domain, parties: ch.parties, userId: ch.userId, view: view.json }, removed)
     // An unchanged view is news only to those who may now see the channel for the first
     // time (a user became a party of it): they get `added`, the others nothing.
-    const unchanged = !removed && view.unchanged
+    this.deliver({ uuid: ch.uuid, domain, parties: ch.parties, json: view.json, removed, unchanged: !removed && view.unchanged })
+  }
+
+  /** This box's channels of these domains as peers get them (a full republication). */
+  *shared(domains: Iterable<string>): Iterable<SharedChannel> {
+    for (const name of domains) {
+      const domain = name.toLowerCase()
+      for (const ch of this.deps.channels.ofDomain(domain)) {
+        yield { uuid: ch.uuid, domain, parties: ch.parties, userId: ch.userId, view: this.views.get(ch) }
+      }
+    }
+  }
+
+  /** Delivers a change of a peer's channel (peers.ts), as a change of this box's is. */
+  publishRemote(change: RemoteChange): void {
+    const { channel, removed, unchanged } = change
+    this.deliver({ uuid: channel.uuid, domain: channel.domain, parties: channel.parties, json: channel.view, removed, unchanged: !removed && unchanged })
+  }
+
+  private deliver(d: Delivery): void {
+    const { uuid, domain, json, removed, unchanged } = d
     let tail: Buffer | undefined
     const deliver = (sub: Subscriber): void => {
       if (sub.closed) return
       let kind: InfoEventKind
       if (removed) {
-        if (!sub.known.delete(ch.uuid)) return
+        if (!sub.known.delete(uuid)) return
         kind = 'removed'
-      } else if (sub.known.has(ch.uuid)) {
+      } else if (sub.known.has(uuid)) {
         if (unchanged) return
         kind = 'updated'
       } else {
         kind = 'added'
-        sub.known.add(ch.uuid)
+        sub.known.add(uuid)
       }
       tail ??= Buffer.from(eventTail(json), 'utf8')
       sub.seq += 1
@@ -212,7 +259,7 @@ export class Hub {
     }
     const full = this.full.get(domain)
     if (full !== undefined) for (const sub of full) deliver(sub)
-    for (const userId of ch.parties) {
+    for (const userId of d.parties) {
       const subs = this.byUser.get(`${domain}\0${userId}`)
       if (subs !== undefined) for (const sub of subs) deliver(sub)
     }
@@ -261,9 +308,9 @@ export class Hub {
   }
 
   /** Whether any subscriber may see the channel: full_events of its domain, or a user party to it. */
-  private watched(domain: string, ch: ChannelRecord): boolean {
+  private watched(domain: string, parties: readonly string[]): boolean {
     if (this.full.has(domain)) return true
-    for (const userId of ch.parties) if (this.byUser.has(`${domain}\0${userId}`)) return true
+    for (const userId of parties) if (this.byUser.has(`${domain}\0${userId}`)) return true
     return false
   }
 

@@ -7,7 +7,8 @@
  *
  * The channels are the daemon's one channel model (src/channels), which follows FreeSWITCH's
  * events and re-reads the live channels after every ESL (re)connection; the hub fans its changes
- * out to the subscribers that may see them (view.ts: what a subscriber sees of a channel).
+ * out to the subscribers that may see them (view.ts: what a subscriber sees of a channel). In a
+ * cluster, the other boxes' channels join the view and their commands go to their node (peers.ts).
  */
 import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http'
 import type { Duplex } from 'node:stream'
@@ -26,6 +27,7 @@ import { admit } from './admission.js'
 import { Control, MAX_INFLIGHT, type CtiCommands } from './control.js'
 import { eslCommands } from './esl.js'
 import { Hub } from './hub.js'
+import type { CtiPeers } from './peers.js'
 import { parseTarget, parseTicketRequest } from './query.js'
 import { TicketStore } from './tickets.js'
 
@@ -41,6 +43,8 @@ export interface CtiDeps {
   commands?: CtiCommands
   /** Clock (epoch ms) for tickets; Date.now by default. */
   now?: () => number
+  /** The other boxes' channels, in a cluster (src/cluster/cti-view.ts through peers.ts); absent on a single node. */
+  peers?: CtiPeers
   /** The API listener's failed-authentication throttle (api/throttle.ts): checked before an upgrade is admitted, told of its failures. */
   throttle?: AuthThrottle
 }
@@ -91,11 +95,13 @@ export function createCti(deps: CtiDeps): Cti {
   const wsPath = `${prefix}/ws_cti`
 
   const tickets = new TicketStore(now)
-  const control = new Control({ channels, pbx, commands, directory: () => runtime().directory, logger })
+  const peers = deps.peers
+  const control = new Control({ channels, pbx, commands, directory: () => runtime().directory, logger, ...(peers !== undefined ? { peers } : {}) })
   const hub: Hub = new Hub({
     channels,
     logger,
     settings,
+    ...(peers !== undefined ? { peers } : {}),
     onMessage: (sub, data, isBinary) => {
       if (sub.inflight >= MAX_INFLIGHT) return hub.send(sub, Control.busy(data, isBinary))
       sub.inflight += 1
@@ -110,6 +116,14 @@ export function createCti(deps: CtiDeps): Cti {
   })
 
   const unsubscribeChannels = channels.onChange((change) => hub.publish(change))
+  peers?.attach(
+    {
+      channels: () => hub.shared(runtime().config.domains.map((d) => d.name)),
+      // A command a peer forwarded: this box's channels only, never handed on again.
+      command: (source, frame) => control.handle(source, Buffer.from(frame, 'utf8'), false, 'local'),
+    },
+    (change) => hub.publishRemote(change),
+  )
 
   const router = new Router({ prefix })
   const readBody = createBodyReader()

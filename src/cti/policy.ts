@@ -43,8 +43,20 @@ export function mayCommand(readOnly: boolean): Result<void, CtiError> {
 export const channelLimitShown = (fullEvents: boolean, domain: DomainDirectory): number | null =>
   fullEvents ? domain.config.channel_limit : null
 
-/** Whether a connection of `userId` with this credential may act on a channel it can see. */
-export function mayActOn(ch: ChannelRecord, credential: Credential, userId: string | undefined): Result<void, CtiError> {
+/** Who sends a command: the connection's domain and user (undefined: full_events), and how it authenticated. */
+export interface CommandSource {
+  readonly domain: string
+  readonly userId: string | undefined
+  readonly credential: Credential
+  /** read_only=true: every command is refused (mayCommand). */
+  readonly readOnly: boolean
+}
+
+/**
+ * Whether a connection of `userId` with this credential may act on a channel it can see: a
+ * record of this box's model, or a peer's channel (its own user, as peers.ts shares it).
+ */
+export function mayActOn(ch: Pick<ChannelRecord, 'userId'>, credential: Credential, userId: string | undefined): Result<void, CtiError> {
   if (credential === 'token') return ok(undefined)
   if (ch.userId === undefined || ch.userId === userId) return ok(undefined)
   return err(denied("a ticket connection may act only on its own user's legs and the legs connected to them that belong to no other user"))

@@ -45,8 +45,8 @@ export function viewOf(ch: ChannelRecord): ChannelView {
   }
 }
 
-/** Whether a subscriber of `domain` (one user, or every channel when `userId` is undefined) may see `ch`. */
-export const isVisible = (ch: ChannelRecord, domain: string, userId: string | undefined): boolean =>
+/** Whether a subscriber of `domain` (one user, or every channel when `userId` is undefined) may see `ch` (this box's or a peer's, peers.ts). */
+export const isVisible = (ch: Pick<ChannelRecord, 'domain' | 'parties'>, domain: string, userId: string | undefined): boolean =>
   ch.domain === domain && (userId === undefined || ch.parties.includes(userId))
 
 /** The last serialised view of each channel, dropped when the channel is destroyed. */
