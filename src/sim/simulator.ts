@@ -22,6 +22,7 @@ import { silentLogger, type Logger } from '../util/logger.js'
 import { syncApi } from './api/sync.js'
 import { APPS } from './apps/table.js'
 import { placeInboundCall, type InboundCall } from './calls/inbound.js'
+import { announceRegistrations, fireRegistrationChanges } from './calls/registrations.js'
 import { channelView, type SimChannelView } from './channel-view.js'
 import { SwitchCore } from './core/switch-core.js'
 import type { ExecutedApp } from './core/switch.js'
@@ -72,6 +73,8 @@ export class Simulator {
       api: (sw, cmd, arg) => syncApi(sw, cmd, arg)?.text ?? '',
       shutdown: () => void this.close(),
     })
+    // The configured phones register as the profile starts (nobody listens yet, as on a real start).
+    announceRegistrations(this.core)
     this.esl = new EslServer({
       sw: this.core,
       password: opts.password,
@@ -106,9 +109,11 @@ export class Simulator {
     return this.finished
   }
 
-  /** Config reload: terminals and PSTN behaviours follow the new domains. */
+  /** Config reload: terminals and PSTN behaviours follow the new domains (registrations that changed fire sofia events). */
   setDomains(domains: readonly DomainConfig[]): void {
+    const before = this.core.registry.registered()
     this.core.registry.setDomains(domains)
+    fireRegistrationChanges(this.core, before)
   }
 
   /** Every command line received on any ESL socket, verbatim: the latest DEFAULT_HISTORY of them. */
@@ -135,8 +140,11 @@ export class Simulator {
     this.esl.dropConnections()
   }
 
+  /** A terminal's behaviour; `unregistered` (or from it) is the phone unregistering (registering): sofia::unregister (register). */
   setTerminalBehaviour(domain: string, userName: string, index: number, b: SimBehaviour): void {
+    const before = this.core.registry.registered()
     this.core.registry.setTerminalBehaviour(domain, userName, index, b)
+    fireRegistrationChanges(this.core, before)
   }
 
   setPstnBehaviour(domain: string, number: string, b: SimBehaviour): void {

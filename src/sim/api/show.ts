@@ -4,6 +4,7 @@
  * (test/fixtures/freeswitch/esl/03-show-channels-live-call.txt).
  */
 import type { Switch } from '../core/switch.js'
+import { registrationRows, REGISTRATION_COLUMNS } from '../calls/registrations.js'
 import { localStamp } from '../model/events.js'
 import type { Session } from '../model/session.js'
 import { separateString } from '../text/fs-strings.js'
@@ -109,7 +110,7 @@ function callRows(sw: Switch): Array<Record<string, string>> {
   return rows
 }
 
-/** show <channels|calls> [as json]; any other listing gets the usage text. */
+/** show <channels|calls|registrations> [as json]; any other listing gets the usage text. */
 export function show(sw: Switch, arg: string): string {
   const words = separateString(arg, ' ')
   const what = (words[0] ?? '').toLowerCase()
@@ -117,6 +118,11 @@ export function show(sw: Switch, arg: string): string {
   if (what === 'channels') {
     const rows = [...sw.sessions.values()].map((s) => channelRow(sw, s))
     return json ? rowsJson(rows) : rowsCsv(CHANNEL_COLUMNS, rows)
+  }
+  if (what === 'registrations') {
+    // test/fixtures/freeswitch/esl/27-sofia-register-events.txt (json), 02-sofia-contact-two-registrations.txt (CSV).
+    const rows = registrationRows(sw)
+    return json ? rowsJson(rows) : rowsCsv(REGISTRATION_COLUMNS, rows)
   }
   if (what === 'calls') {
     const rows = callRows(sw)

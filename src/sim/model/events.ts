@@ -95,6 +95,18 @@ export class EventBus {
     ]
   }
 
+  /**
+   * Fires a CUSTOM event of a subclass: `Event-Subclass` comes first, then the core headers with
+   * Event-Name CUSTOM, then `headers` (test/fixtures/freeswitch/esl/27-sofia-register-events.txt).
+   */
+  fireCustom(subclass: string, calling: readonly [string, string, string], headers: Headers): SimEvent {
+    const all: Headers = [['Event-Subclass', subclass], ...this.coreHeaders('CUSTOM', calling)]
+    for (const h of headers) if (h[1] !== '') all.push(h)
+    const event: SimEvent = { name: 'CUSTOM', headers: all }
+    for (const l of [...this.listeners]) l(event)
+    return event
+  }
+
   /** Fires an event: core headers, then `headers`. Empty values are left out, as FreeSWITCH does. */
   fire(name: string, headers: Headers, body?: string): SimEvent {
     const all = this.coreHeaders(name)

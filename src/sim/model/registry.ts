@@ -129,6 +129,11 @@ export class Registry {
       .map((t) => `sip:${user.name}@${TERMINAL_HOST}:${t.port}`)
   }
 
+  /** Every registered terminal (behaviour not `unregistered`), by its port: what a profile's registration table holds. */
+  registered(): Map<number, Terminal> {
+    return new Map([...this.byPort].filter(([, t]) => t.behaviour.behaviour !== 'unregistered'))
+  }
+
   terminalAt(host: string, port: number): Terminal | undefined {
     if (host !== TERMINAL_HOST && host !== 'localhost') return undefined
     return this.byPort.get(port)
