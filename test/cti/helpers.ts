@@ -12,6 +12,7 @@ import { daemonSchema, domainSchema, type DaemonConfig } from '../../src/config/
 import { runtimeOf, type Runtime } from '../../src/runtime/store.js'
 import { createChannelModel, type ChannelModel } from '../../src/channels/index.js'
 import { createCti, type Cti, type CtiCommands } from '../../src/cti/index.js'
+import type { CtiPeers } from '../../src/cti/peers.js'
 import type { EslCommand, FsEvent, PbxClient, PbxError } from '../../src/pbx/types.js'
 import { createLogger } from '../../src/util/logger.js'
 import { ok, type Result } from '../../src/util/result.js'
@@ -110,6 +111,8 @@ export interface HarnessOptions {
   cti?: Partial<DaemonConfig['cti']>
   commands?: CtiCommands
   pbx?: FakePbx
+  /** The other boxes of a cluster (test/cti/peers-bus.ts links harnesses in memory). */
+  peers?: CtiPeers
 }
 
 export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> {
@@ -145,6 +148,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     logger,
     now: () => harness.clock,
     ...(opts.commands === undefined ? {} : { commands: opts.commands }),
+    ...(opts.peers === undefined ? {} : { peers: opts.peers }),
   })
   const app = new Koa()
   app.use(cti.router.routes())
