@@ -20,7 +20,7 @@ import type { Directory, DomainDirectory } from '../directory/directory.js'
 import { ROUTE_EXTENSION } from '../pbx/channel-vars.js'
 import { found, notFound, type SectionAnswer } from './answer.js'
 import { LIMIT_CAUSE, type BridgeGate } from './bridge-gate.js'
-import { el, renderDocument } from './document.js'
+import { dialplanDocument } from './dialplan-document.js'
 import type { FetchForm } from './form.js'
 import { readLeg, readOriginatedDestination, type IvrKnown, type LegContext } from './leg.js'
 import { routeActions, type Action, type RouteTarget } from './routes.js'
@@ -30,22 +30,6 @@ import { withDestinationTimeout } from './destination-timeout.js'
 
 /** What a caller may dial: user names, numbers (with + * #). */
 const DIALED_RE = /^[A-Za-z0-9+*#._-]{1,64}$/
-
-export function dialplanDocument(context: string, extensionName: string, number: string, actions: readonly Action[]): string {
-  return renderDocument([
-    el('section', { name: 'dialplan', description: 'cod' }, [
-      el('context', { name: context }, [
-        el('extension', { name: extensionName }, [
-          el(
-            'condition',
-            { field: 'destination_number', expression: exactRegex(number) },
-            actions.map((a) => el('action', a.data === undefined ? { application: a.app } : { application: a.app, data: a.data })),
-          ),
-        ]),
-      ]),
-    ]),
-  ])
-}
 
 function dialedTarget(domain: DomainDirectory, leg: LegContext, number: string): RouteTarget | string {
   if (!DIALED_RE.test(number)) return 'destination number has characters no destination has'
@@ -97,9 +81,9 @@ export function answerDialplan(form: FetchForm, directory: Directory, ivrKnown?:
     if (leg.value.role === 'destination') return notFound('cod_route on a destination leg')
     const target = readOriginatedDestination(form, domain, leg.value, ivrKnown)
     if (!target.ok) return notFound(target.error)
-    return found(dialplanDocument(context, ROUTE_EXTENSION, number, gatedActions(form, domain, leg.value, target.value, gate)))
+    return found(dialplanDocument(context, ROUTE_EXTENSION, exactRegex(number), gatedActions(form, domain, leg.value, target.value, gate)))
   }
   const target = dialedTarget(domain, leg.value, number)
   if (typeof target === 'string') return notFound(target)
-  return found(dialplanDocument(context, 'cod_dial', number, gatedActions(form, domain, leg.value, target, gate)))
+  return found(dialplanDocument(context, 'cod_dial', exactRegex(number), gatedActions(form, domain, leg.value, target, gate)))
 }

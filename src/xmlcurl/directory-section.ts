@@ -8,9 +8,13 @@
  * FreeSWITCH matches too when key=id (switch_xml.c find_user_in_tag;
  * test/fixtures/freeswitch/xml_curl/08-serve-directory-user-call.txt: a request for user=8001
  * answered with `id="1001" number-alias="8001"` reached 1001).
+ *
+ * These documents depend on the configuration alone: each is written once per configuration and
+ * then served from memory (document-cache.ts).
  */
 import type { Directory, DomainDirectory, User } from '../directory/directory.js'
-import { found, notFound, type SectionAnswer } from './answer.js'
+import { foundKept, notFound, type SectionAnswer } from './answer.js'
+import { keptDomainDocument, keptUserDocument } from './document-cache.js'
 import { el, renderDocument, type XmlNode } from './document.js'
 import type { FetchForm } from './form.js'
 import { noExpansion } from './values.js'
@@ -85,12 +89,12 @@ export function answerDirectory(form: FetchForm, directory: Directory): SectionA
   if (action !== undefined && !ACTIONS.has(action)) return notFound(`directory action ${action}`)
   const key = form.get('key')
   const userName = form.get('user')
-  if (userName === undefined && key === undefined && action === undefined) return found(domainDocument(domain))
+  if (userName === undefined && key === undefined && action === undefined) return foundKept(keptDomainDocument(domain, () => domainDocument(domain)))
   if (userName === undefined || userName === '') return notFound('no user')
   let user: User | undefined
   if (key === 'id') user = domain.userBySipName(userName)
   else if (key === 'number-alias') user = domain.usersBy('user_extension', userName)[0]
   else return notFound(`directory key ${key ?? '(none)'}`)
   if (user === undefined) return notFound('unknown user')
-  return found(directoryDocument(domain, user))
+  return foundKept(keptUserDocument(domain, user, () => directoryDocument(domain, user)))
 }

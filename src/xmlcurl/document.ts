@@ -10,7 +10,9 @@
  *   per document (docs/bench.md). Every `&` is escaped before the builder sees the value: the
  *   builder leaves what already looks like an entity (`&amp;`, `&lt;`) as it is, and FreeSWITCH
  *   would then decode it, reading `&` where the value said `&amp;`
- *   (test/xmlcurl/document.test.ts).
+ *   (test/xmlcurl/document.test.ts). Per request nothing is rendered any more (issue 15): the
+ *   directory documents are rendered once per configuration (document-cache.ts), and the dialplan
+ *   document is cut once into fragments around escaped holes (dialplan-document.ts, attributeText).
  * - Control characters are refused (UnsafeValueError): XML would turn a newline in an attribute
  *   into a space, so a value that needs one is not a value we should send.
  * - FreeSWITCH runs every fetched document through its config preprocessor before parsing it
@@ -52,11 +54,33 @@ const CONTROL_RE = /[\x00-\x1f\x7f]/
 /** Characters XML 1.0 does not allow beyond the control characters: lone surrogates, U+FFFE, U+FFFF. */
 const NOT_XML_RE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]|[\uFFFE\uFFFF]/
 
+/** Refuses what no attribute of ours may hold; `where` names the attribute for the log. */
+function check(where: string, v: string): void {
+  if (CONTROL_RE.test(v)) throw new UnsafeValueError(`${where} holds a control character`)
+  if (NOT_XML_RE.test(v)) throw new UnsafeValueError(`${where} holds a character XML does not allow`)
+}
+
 /** The value checked, with every `&` escaped (the builder escapes `<`, `>` and `"` itself, and leaves `&amp;` alone). */
 function attrValue(node: XmlNode, name: string, v: string): string {
-  if (CONTROL_RE.test(v)) throw new UnsafeValueError(`attribute ${name} of <${node.name}> holds a control character`)
-  if (NOT_XML_RE.test(v)) throw new UnsafeValueError(`attribute ${name} of <${node.name}> holds a character XML does not allow`)
+  check(`attribute ${name} of <${node.name}>`, v)
   return v.includes('&') ? v.replace(/&/g, '&amp;') : v
+}
+
+const ESCAPED: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', $: '&#36;' }
+/** What renderDocument changes in a value: the builder's four escapes (after our `&`), and a `$` before a `$`. */
+const TO_ESCAPE_RE = /[&<>"]|\$(?=\$)/g
+const NEEDS_ESCAPE_RE = /[&<>"$]/
+
+/**
+ * A value as renderDocument writes it between an attribute's quotes: the same checks, the same
+ * bytes (`&` `<` `>` `"` as xmlbuilder2 escapes them once every `&` is escaped, `$` before `$` as
+ * `&#36;`). For documents cut from an xmlbuilder2 rendering with holes (dialplan-document.ts):
+ * the text around a hole never holds a `$`, so the `$$` rule applies within the value alone.
+ * test/xmlcurl/document.test.ts holds both paths to the same bytes.
+ */
+export function attributeText(where: string, v: string): string {
+  check(where, v)
+  return NEEDS_ESCAPE_RE.test(v) ? v.replace(TO_ESCAPE_RE, (c) => ESCAPED[c] as string) : v
 }
 
 function write(b: XMLBuilderCB, node: XmlNode): void {

@@ -141,7 +141,7 @@ export function xmlCurlRouter(deps: XmlCurlDeps): Router {
       const answer = answerFetch(form, runtime.directory, ivrKnown, deps.bridgeGate)
       if (answer.found) {
         log.debug({ section: form.get('section') }, 'xml_curl document served')
-        ctx.body = answer.xml
+        ctx.body = answer.bytes ?? answer.xml
         return { section, outcome: 'found' }
       }
       log.debug({ section: form.get('section'), reason: answer.reason }, 'xml_curl not found')

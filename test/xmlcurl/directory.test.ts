@@ -1,6 +1,6 @@
 import t from 'tap'
 import { answerFetch, FetchForm, NOT_FOUND } from '../../src/xmlcurl/index.js'
-import { findAll, fixture, makeRuntime, parseDocument } from './helpers.js'
+import { exampleDomain, findAll, fixture, makeRuntime, otherDomain, parseDocument } from './helpers.js'
 
 const runtime = makeRuntime()
 const ask = (form: URLSearchParams) => answerFetch(new FetchForm(form), runtime.directory)
@@ -154,4 +154,27 @@ t.test('a lookup of the domain alone (xml_locate, domain_exists): the domain and
 
 t.test('the not-found document is the captured one, exactly', async (t) => {
   t.equal(NOT_FOUND, '<document type="freeswitch/xml"><section name="result"><result status="not found"/></section></document>')
+})
+
+t.test('documents are written once per configuration and served as the same bytes until a reload', async (t) => {
+  const first = ask(fixture('01-sip-auth-register', { user: 'alice' }))
+  const again = ask(fixture('04-user-call-1002', { user: '1001' }))
+  if (!first.found || !again.found) throw new Error('expected documents')
+  t.ok(first.bytes !== undefined && first.bytes === again.bytes, 'the same kept bytes, whichever lookup named the user')
+  t.equal(first.bytes?.toString('utf8'), ALICE, 'the bytes are the document')
+  t.equal(first.xml, ALICE)
+  const domainOnce = ask(xmlLocate('example.test'))
+  const domainTwice = ask(xmlLocate('EXAMPLE.test'))
+  t.ok(domainOnce.found && domainTwice.found && domainOnce.bytes === domainTwice.bytes && domainOnce.bytes?.toString('utf8') === domainOnce.xml, "the domain's document is kept too")
+
+  // A reload builds a new Directory from the new file (runtime/store.ts runtimeOf): its documents
+  // are written afresh, while the runtime before it (requests still in flight) keeps its own.
+  const rotated = { ...exampleDomain, users: [{ ...exampleDomain.users[0], label: 'Alice B', password: 'rotated-sip-secret' }, ...exampleDomain.users.slice(1)] }
+  const reloaded = makeRuntime([rotated, otherDomain])
+  const after = answerFetch(new FetchForm(fixture('01-sip-auth-register', { user: 'alice' })), reloaded.directory)
+  if (!after.found) throw new Error('expected a document after the reload')
+  const params = Object.fromEntries(findAll(parseDocument(after.xml), 'param').map((p) => [p.attrs.name, p.attrs.value]))
+  t.equal(params.password, 'rotated-sip-secret', 'the new password after the reload')
+  t.match(after.bytes?.toString('utf8'), /value="Alice B"/, 'the new label, in the bytes served')
+  t.equal(xmlOf(fixture('01-sip-auth-register', { user: 'alice' })), ALICE, 'the configuration before the reload still answers with its own document')
 })

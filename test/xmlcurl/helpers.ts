@@ -5,6 +5,24 @@ import { XMLParser, XMLValidator } from 'fast-xml-parser'
 import { daemonSchema, domainSchema } from '../../src/config/schema.js'
 import { runtimeOf, type Runtime } from '../../src/runtime/store.js'
 
+/** Request values meant to break out of a document or into an expansion (injection.test.ts, document.test.ts). */
+export const ATTACKS = [
+  '${system(touch /tmp/pwned)}',
+  '$${hostname}',
+  '1002\n<action application="system" data="id"/>',
+  '1002\r\nhangup',
+  '"/><action application="system" data="id"/><x a="',
+  '<![CDATA[x]]>',
+  ']]>',
+  '1002,sofia/gateway/pstn/0900',
+  '1002|user/mallory@other.test',
+  '{ignore_early_media=true}user/bob',
+  '[leg_timeout=1]user/bob',
+  '&#36;{system(id)}',
+  "1002' or '1'='1",
+  '\u0000\u0007\u001b',
+]
+
 export const XML_CURL_USER = 'freeswitch'
 export const XML_CURL_PASSWORD = 'xml-curl-secret'
 

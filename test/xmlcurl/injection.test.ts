@@ -7,7 +7,7 @@
  */
 import t from 'tap'
 import { answerFetch, FetchForm } from '../../src/xmlcurl/index.js'
-import { actionsOf, exampleDomain, findAll, fixture, makeRuntime, originatedLeg, parseDocument, phoneCall } from './helpers.js'
+import { actionsOf, ATTACKS, exampleDomain, findAll, fixture, makeRuntime, originatedLeg, parseDocument, phoneCall } from './helpers.js'
 
 const MARKUP = `<&"']]>`
 const HOSTILE_PASSWORD = `p${MARKUP}$\${hostname}\${system(id)}$$\${x}`
@@ -64,22 +64,6 @@ t.test('a group label never reaches the dialplan', async (t) => {
   t.notMatch(xml, /Ann|system|hostname/)
 })
 
-const ATTACKS = [
-  '${system(touch /tmp/pwned)}',
-  '$${hostname}',
-  '1002\n<action application="system" data="id"/>',
-  '1002\r\nhangup',
-  '"/><action application="system" data="id"/><x a="',
-  '<![CDATA[x]]>',
-  ']]>',
-  '1002,sofia/gateway/pstn/0900',
-  '1002|user/mallory@other.test',
-  '{ignore_early_media=true}user/bob',
-  '[leg_timeout=1]user/bob',
-  '&#36;{system(id)}',
-  "1002' or '1'='1",
-  '\u0000\u0007\u001b',
-]
 
 t.test('hostile request values: not found, or a document without them', async (t) => {
   const forms: Array<[string, (attack: string) => URLSearchParams]> = [
