@@ -278,7 +278,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
 
   // One failed-authentication throttle for the API listener: its routes, gen_ws_ticket, the ws_cti upgrade (api/throttle.ts).
   const throttle = new AuthThrottle(() => store.current().config.daemon.http.auth_throttle, logger.child({ part: 'auth-throttle' }))
-  const cti = createCti({ runtime, pbx, channels, logger: logger.child({ part: 'cti' }), throttle })
+  // In a cluster the view holds every box's channels; commands go to the channel's node (src/cluster/cti-view.ts).
+  const cti = createCti({ runtime, pbx, channels, logger: logger.child({ part: 'cti' }), throttle, ...(cluster !== undefined ? { peers: cluster.ctiPeers } : {}) })
   const app = createApp({
     runtime,
     throttle,

@@ -6,16 +6,19 @@
  * What it gives the daemon: the channel limit across nodes (`sharedLimit`, for the engine), kept
  * by this node's lease and counts (lease.ts); the journal mirrored into Redis (results.ts) and
  * the takeover of dead peers' results (takeover.ts); Idempotency-Keys across nodes
- * (idempotency.ts, for the API's store); call_user for a user another box has (forward.ts).
+ * (idempotency.ts, for the API's store); call_user for a user another box has (forward.ts); one
+ * CTI view of every box's channels, commands carried out by the channel's node (cti-view.ts).
  */
 import type { ForwardedReply, ForwardedRequest } from '../api/app.js'
 import type { SharedIdempotency } from '../api/idempotency.js'
+import type { CtiPeers } from '../cti/peers.js'
 import type { DaemonConfig } from '../config/schema.js'
 import type { Journal } from '../journal/types.js'
 import type { SharedLimit } from '../origination/admission.js'
 import { outcomeUnknown } from '../origination/outcome.js'
 import type { Logger } from '../util/logger.js'
 import { connectRedis } from './connection.js'
+import { createCtiView } from './cti-view.js'
 import { clusterKeys } from './keys.js'
 import { keepLease } from './lease.js'
 import { forwarder } from './forward.js'
@@ -52,6 +55,8 @@ export interface ClusterNode {
   readonly idempotency: SharedIdempotency
   /** A call_user whose user this box does not have, handed to the nodes that may (forward.ts). */
   readonly forwardUnregistered: (req: ForwardedRequest) => Promise<ForwardedReply | undefined>
+  /** The other boxes' channels for this node's CTI (cti-view.ts). */
+  readonly ctiPeers: CtiPeers
   /** Starts delivering the results of dead peers through `sink` (the callback dispatcher). */
   takeOver(sink: TakenResultSink): void
   /** Stops renewing the lease and closes the connection. */
@@ -83,17 +88,20 @@ export async function startCluster(cfg: ClusterConfig, deps: ClusterDeps): Promi
   const mirror = mirrorJournal(deps.journal, { conn, keys, nodeId: cfg.node_id, logger: log })
   await mirror.start()
   let takeover: Takeover | undefined
+  const ctiView = createCtiView({ conn, keys, nodeId: cfg.node_id, leaseMs: cfg.lease_ms, logger: log.child({ part: 'cti-view' }) })
   return {
     nodeId: cfg.node_id,
     sharedLimit: createSharedLimit({ conn, keys, nodeId: cfg.node_id, leaseMs: cfg.lease_ms, lease }),
     journal: mirror.journal,
     idempotency: sharedIdempotency(conn, prefix, log),
+    ctiPeers: ctiView,
     forwardUnregistered: forwarder({ conn, keys, nodeId: cfg.node_id, prefix: deps.apiPrefix, logger: log }),
     takeOver(sink) {
       takeover ??= startTakeover({ conn, keys, nodeId: cfg.node_id, leaseMs: cfg.lease_ms, sink, outcomeUnknown, logger: log })
     },
     async close() {
       await takeover?.stop()
+      await ctiView.close()
       await lease.stop()
       mirror.stop()
       await conn.close()

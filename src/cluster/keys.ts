@@ -25,6 +25,18 @@ export interface ClusterKeys {
   taken(claimer: string): string
   /** Set of the taken streams a claimer has not handed over yet (read at its next round, e.g. after a crash). */
   takenBy(claimer: string): string
+  /** Pub/sub channel of a domain's CTI channel changes, every node's (cti-view.ts). */
+  ctiEvents(domain: string): string
+  /** Pattern matching every domain's `ctiEvents` channel. */
+  readonly ctiEventsPattern: string
+  /** Pub/sub channel where a node says it rewrote its whole channel hash. */
+  readonly ctiResets: string
+  /** Hash uuid → channel message of one node's box's channels (and `~seq`: its run and last message). */
+  ctiChannels(node: string): string
+  /** Pub/sub channel of the CTI commands a node is asked to carry out (cti-commands.ts). */
+  ctiCommands(node: string): string
+  /** Pub/sub channel of the answers to the commands a node forwarded. */
+  ctiReplies(node: string): string
 }
 
 export function clusterKeys(prefix = 'cod'): ClusterKeys {
@@ -39,5 +51,11 @@ export function clusterKeys(prefix = 'cod'): ClusterKeys {
     claimed: (node) => `${prefix}:claimed:${node}`,
     taken: (claimer) => `${prefix}:taken:${claimer}:`,
     takenBy: (claimer) => `${prefix}:takenby:${claimer}`,
+    ctiEvents: (domain) => `${prefix}:cti:${domain.toLowerCase()}`,
+    ctiEventsPattern: `${prefix}:cti:*`,
+    ctiResets: `${prefix}:ctireset`,
+    ctiChannels: (node) => `${prefix}:ctichan:${node}`,
+    ctiCommands: (node) => `${prefix}:cticmd:${node}`,
+    ctiReplies: (node) => `${prefix}:ctireply:${node}`,
   }
 }

@@ -103,3 +103,12 @@ for _, e in ipairs(entries) do
 end
 redis.call('PEXPIRE', KEYS[3], ARGV[1])
 return 1`)
+
+/**
+ * A dead node's CTI channels leave Redis (cti-view.ts), only while its lease is gone: a node that
+ * is back has renewed its lease before it rewrites its hash. KEYS: the node's lease, its CTI
+ * channel hash. Returns 1 when the node is dead (hash deleted), 0 when it is alive.
+ */
+export const DROP_CTI_CHANNELS = script(`if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('DEL', KEYS[2])
+return 1`)
