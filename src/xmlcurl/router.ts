@@ -110,8 +110,7 @@ export function xmlCurlRouter(deps: XmlCurlDeps): Router {
   /** Answers one fetch; says what it was for the metrics (onAnswer). */
   const serve = async (ctx: Context): Promise<Omit<XmlCurlAnswer, 'seconds'>> => {
     const runtime = deps.runtime()
-    const { username, password } = runtime.config.daemon.xml_curl
-    if (!credentialsMatch(ctx.get('Authorization') || undefined, username, password)) {
+    if (!credentialsMatch(ctx.get('Authorization') || undefined, runtime.config.daemon.xml_curl)) {
       log.warn({ ip: ctx.ip }, 'xml_curl request with wrong credentials')
       ctx.status = 401
       ctx.set('WWW-Authenticate', 'Basic realm="xml_curl", charset="UTF-8"')
