@@ -88,21 +88,22 @@ export function createCtiView(deps: CtiViewDeps): CtiView {
     onRemote({ channel: ch, removed: false, unchanged: before?.view === ch.view })
   }
 
-  const drop = (uuid: string): void => {
+  /** `last`: the channel as its node ended it; otherwise (its node died, a re-read misses it) as last known. */
+  const drop = (uuid: string, last?: RemoteChannel): void => {
     const ch = byUuid.get(uuid)
     if (ch === undefined) return
     byUuid.delete(uuid)
     const set = byDomain.get(ch.domain)
     set?.delete(uuid)
     if (set?.size === 0) byDomain.delete(ch.domain)
-    onRemote({ channel: ch, removed: true, unchanged: false })
+    onRemote({ channel: last ?? ch, removed: true, unchanged: false })
   }
 
   const apply = (state: PeerState, m: ChannelMessage): void => {
     state.seq = m.seq
     if (m.removed) {
       state.channels.delete(m.channel.uuid)
-      drop(m.channel.uuid)
+      drop(m.channel.uuid, m.channel)
     } else {
       state.channels.set(m.channel.uuid, m.channel)
       put(m.channel)
@@ -175,8 +176,14 @@ export function createCtiView(deps: CtiViewDeps): CtiView {
       state.again = false
       return load(node) // the messages held wait for that read
     }
-    // Held messages of another run are of the peer's previous life (or its next, whose reset follows).
-    for (const m of state.held.splice(0)) if (m.run === state.run) receive(m)
+    // Held messages follow the hash in order. One of another run is of the peer's previous life
+    // (or its next, whose reset follows). One still out of order after the read was not written
+    // with its number (the node writes the hash before it publishes): dropped, not read again for.
+    for (const m of state.held.splice(0)) {
+      if (m.run !== state.run || m.seq <= state.seq) continue
+      if (m.seq === state.seq + 1) apply(state, m)
+      else logger.debug({ node, seq: m.seq, after: state.seq }, 'cti: a message out of order after a read was dropped')
+    }
   }
 
   const receive = (m: ViewMessage): void => {
