@@ -22,8 +22,6 @@ export interface ScannedBody {
   readonly conflicts: Set<string>
 }
 
-const EQUALS = 0x3d
-
 /**
  * One percent-encoded name or value, decoded as URLSearchParams decodes it: `+` is a space, `%XX`
  * a byte, the bytes UTF-8. decodeURIComponent gives the same text for a well-formed value; one it
@@ -48,12 +46,18 @@ function scan(body: string): ScannedBody {
   const conflicts = new Set<string>()
   const length = body.length
   let start = 0
+  // The next `=` at or after `start`, looked up again only once passed: the lookups cover
+  // disjoint stretches of the body, so a body of fields without `=` stays one pass.
+  let nextEquals = -1
   while (start < length) {
     let end = body.indexOf('&', start)
     if (end < 0) end = length
     if (end > start) {
-      let equals = start
-      while (equals < end && body.charCodeAt(equals) !== EQUALS) equals++
+      if (nextEquals < start) {
+        nextEquals = body.indexOf('=', start)
+        if (nextEquals < 0) nextEquals = length
+      }
+      const equals = nextEquals < end ? nextEquals : end
       const rawName = body.slice(start, equals)
       const value = equals < end ? body.slice(equals + 1, end) : ''
       const name = needsDecoding(rawName) ? decodeFormValue(rawName) : rawName
