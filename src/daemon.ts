@@ -14,6 +14,7 @@ import { idempotencyStoreOf } from './api/idempotency.js'
 import { unsettledIntents } from './api/unsettled-intents.js'
 import { journalIntents } from './origination/intents.js'
 import { connectPbx } from './pbx/connection.js'
+import { boxRegistrations } from './pbx/box-registrations.js'
 import { createChannelModel } from './channels/index.js'
 import { createEngine } from './origination/engine.js'
 import { CallbackDispatcher } from './callbacks/dispatcher.js'
@@ -223,6 +224,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
           apiPrefix: () => store.current().config.daemon.http.prefix,
           journal,
           logger: logger.child({ part: 'cluster' }),
+          // Its box's registrations, published for call_user on other nodes (sofia events subscribed only here).
+          box: boxRegistrations(pbx, cfg.freeswitch.command_timeout_ms),
         })
   const resultJournal = cluster?.journal ?? journal
 

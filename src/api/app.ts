@@ -59,6 +59,9 @@ export interface ForwardedRequest {
   readonly authorization: string
   readonly body: unknown
   readonly requestId: string
+  /** The request's domain and the user whose terminals were looked up: a cluster asks the nodes that published them first. */
+  readonly domain: string
+  readonly userName?: string
 }
 
 export interface ForwardedReply {
@@ -211,7 +214,14 @@ export function createApp(deps: AppDeps): Koa {
         if (!accepted.ok) {
           const forwarded =
             accepted.error.reason === 'user_not_registered' && operation === 'call_user' && ctx.headers[FORWARDED_HEADER.toLowerCase()] === undefined
-              ? await deps.forwardUnregistered?.({ operation, authorization: ctx.headers.authorization ?? '', body: body.value, requestId: info.requestId })
+              ? await deps.forwardUnregistered?.({
+                  operation,
+                  authorization: ctx.headers.authorization ?? '',
+                  body: body.value,
+                  requestId: info.requestId,
+                  domain: plan.value.domain,
+                  ...(plan.value.originator.kind === 'user' ? { userName: plan.value.originator.user.name } : {}),
+                })
               : undefined
           if (forwarded === undefined) return fail(ctx, apiErrorOfRefusal(accepted.error))
           // Another box has the user: its node placed the call (its journal, its result); its reply is ours.

@@ -1,14 +1,13 @@
 /**
- * Registrations everywhere, by asking (docs/cluster.md "Registrations everywhere"): a call_user
- * whose user has no terminal on this node's box is handed to the other nodes alive, one after the
- * other, with the client's own body and credentials and `X-Cod-Forwarded` (the node reached
+ * Registrations everywhere (docs/cluster.md "Registrations everywhere"): a call_user whose user
+ * has no terminal on this node's box is handed to the nodes whose box has it, as published in
+ * Redis (registrations.ts), and then, when none of them placed it, to the other nodes alive, one
+ * after the other (asking: the published view may lag, or be empty just after Redis restarted).
+ * Each is sent the client's own body and credentials and `X-Cod-Forwarded` (the node reached
  * answers from its own box and never forwards again). The first reply that is not
  * `user_not_registered` is returned to the client as it is; that node placed the call and owns it
- * (limit, legs, result, recovery), as a single node would.
- *
- * Asked rather than looked up: the node whose box holds the registration answers from its own
- * sofia_contact, which is never stale; the cost is paid only on a miss (one HTTP round trip per
- * node asked). An Idempotency-Key is not forwarded: this node keeps it, with the reply it returns.
+ * (limit, legs, result, recovery), as a single node would. An Idempotency-Key is not forwarded:
+ * this node keeps it, with the reply it returns.
  *
  * Only a node that refused the connection (the request never reached it) is passed over for the
  * next. A node that may have received the request and did not answer (a timeout, a reset) may
@@ -34,6 +33,8 @@ export interface ForwardDeps {
   readonly logger: Logger
   /** How long a node asked may take; default FORWARD_TIMEOUT_MS. */
   readonly timeoutMs?: number
+  /** The other nodes alive whose box published the user (registrations.ts): asked first. */
+  readonly owners?: (domain: string, user: string) => Promise<readonly string[]>
 }
 
 export function forwarder(deps: ForwardDeps): (req: ForwardedRequest) => Promise<ForwardedReply | undefined> {
@@ -46,10 +47,16 @@ export function forwarder(deps: ForwardDeps): (req: ForwardedRequest) => Promise
     } catch {
       return undefined
     }
-    for (const [node, apiUrl] of Object.entries(nodes)) {
+    const owners = req.userName !== undefined && deps.owners !== undefined ? await deps.owners(req.domain, req.userName) : []
+    // The published owners first (their leases checked by owners()), then every other node.
+    const order = [...owners.filter((n) => nodes[n] !== undefined), ...Object.keys(nodes).filter((n) => !owners.includes(n))]
+    for (const node of order) {
+      const apiUrl = nodes[node] as string
       if (node === deps.nodeId) continue
-      const alive = await conn.redis.exists(keys.lease(node)).catch(() => 0)
-      if (alive !== 1) continue
+      if (!owners.includes(node)) {
+        const alive = await conn.redis.exists(keys.lease(node)).catch(() => 0)
+        if (alive !== 1) continue
+      }
       try {
         const res = await fetch(`${apiUrl.replace(/\/+$/, '')}${deps.prefix()}/${req.operation}`, {
           method: 'POST',
@@ -59,7 +66,7 @@ export function forwarder(deps: ForwardDeps): (req: ForwardedRequest) => Promise
         })
         const body = await res.text()
         if (res.status === 409 && /"id":"user_not_registered"/.test(body)) continue
-        deps.logger.info({ requestId: req.requestId, node, status: res.status }, 'call_user forwarded to the node whose box has the user')
+        deps.logger.info({ requestId: req.requestId, node, status: res.status, published: owners.includes(node) }, 'call_user forwarded to the node whose box has the user')
         return { status: res.status, body }
       } catch (e) {
         const code = ((e as Error).cause as { code?: string } | undefined)?.code

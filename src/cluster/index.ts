@@ -6,7 +6,8 @@
  * What it gives the daemon: the channel limit across nodes (`sharedLimit`, for the engine), kept
  * by this node's lease and counts (lease.ts); the journal mirrored into Redis (results.ts) and
  * the takeover of dead peers' results (takeover.ts); Idempotency-Keys across nodes
- * (idempotency.ts, for the API's store); call_user for a user another box has (forward.ts); one
+ * (idempotency.ts, for the API's store); call_user for a user another box has (forward.ts, asking
+ * first the nodes whose box published it, registrations.ts); one
  * CTI view of every box's channels, commands carried out by the channel's node (cti-view.ts).
  */
 import type { ForwardedReply, ForwardedRequest } from '../api/app.js'
@@ -14,6 +15,7 @@ import type { SharedIdempotency } from '../api/idempotency.js'
 import type { CtiPeers } from '../cti/peers.js'
 import type { DaemonConfig } from '../config/schema.js'
 import type { Journal } from '../journal/types.js'
+import type { BoxRegistrations } from '../pbx/box-registrations.js'
 import type { SharedLimit } from '../origination/admission.js'
 import { outcomeUnknown } from '../origination/outcome.js'
 import type { Logger } from '../util/logger.js'
@@ -23,6 +25,7 @@ import { clusterKeys } from './keys.js'
 import { keepLease } from './lease.js'
 import { forwarder } from './forward.js'
 import { sharedIdempotency } from './idempotency.js'
+import { publishRegistrations, registrationKeys } from './registrations.js'
 import { mirrorJournal } from './results.js'
 import { createSharedLimit } from './shared-limit.js'
 import { startTakeover, type TakenResultSink, type Takeover } from './takeover.js'
@@ -45,6 +48,8 @@ export interface ClusterDeps {
   readonly apiPrefix: () => string
   /** Key prefix in Redis (tests: one per test file when they share a Redis). */
   readonly prefix?: string
+  /** This node's box's registrations, published for the other nodes' call_user (registrations.ts). */
+  readonly box?: BoxRegistrations
 }
 
 export interface ClusterNode {
@@ -88,6 +93,7 @@ export async function startCluster(cfg: ClusterConfig, deps: ClusterDeps): Promi
   const mirror = mirrorJournal(deps.journal, { conn, keys, nodeId: cfg.node_id, logger: log })
   await mirror.start()
   let takeover: Takeover | undefined
+  const registrations = deps.box === undefined ? undefined : publishRegistrations({ conn, keys, regKeys: registrationKeys(prefix), nodeId: cfg.node_id, box: deps.box, logger: log.child({ part: 'registrations' }) })
   const ctiView = createCtiView({ conn, keys, nodeId: cfg.node_id, leaseMs: cfg.lease_ms, logger: log.child({ part: 'cti-view' }) })
   return {
     nodeId: cfg.node_id,
@@ -95,13 +101,14 @@ export async function startCluster(cfg: ClusterConfig, deps: ClusterDeps): Promi
     journal: mirror.journal,
     idempotency: sharedIdempotency(conn, prefix, log),
     ctiPeers: ctiView,
-    forwardUnregistered: forwarder({ conn, keys, nodeId: cfg.node_id, prefix: deps.apiPrefix, logger: log }),
+    forwardUnregistered: forwarder({ conn, keys, nodeId: cfg.node_id, prefix: deps.apiPrefix, logger: log, ...(registrations !== undefined ? { owners: registrations.owners } : {}) }),
     takeOver(sink) {
       takeover ??= startTakeover({ conn, keys, nodeId: cfg.node_id, leaseMs: cfg.lease_ms, sink, outcomeUnknown, logger: log })
     },
     async close() {
       await takeover?.stop()
       await ctiView.close()
+      registrations?.stop()
       await lease.stop()
       mirror.stop()
       await conn.close()

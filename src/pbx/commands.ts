@@ -459,6 +459,12 @@ export function hashDelete(slot: HashSlot): Result<EslCommand, CommandError> {
  */
 export const showChannelsJson = (): Result<EslCommand, CommandError> => ok(brand('show channels as json'))
 
+/**
+ * `show registrations as json`: one row per registered user and realm, `reg_user`, `realm`,
+ * `expires` (epoch seconds) (test/fixtures/freeswitch/esl/27-sofia-register-events.txt).
+ */
+export const showRegistrationsJson = (): Result<EslCommand, CommandError> => ok(brand('show registrations as json'))
+
 /** `status`: the cheap liveness probe. */
 export const status = (): Result<EslCommand, CommandError> => ok(brand('status'))
 

@@ -33,7 +33,7 @@ import { FreeSwitchClient, type FreeSwitchEventData } from 'esl-lite'
 import type { Logger } from '../util/logger.js'
 import { err, ok, type Result } from '../util/result.js'
 import { PATTERNS } from './commands.js'
-import { applyEventFilters, DELIVERED_EVENTS, EXECUTE_NAME } from './event-filter.js'
+import { applyEventFilters, DELIVERED_EVENTS, EXECUTE_NAME, subclassFilter } from './event-filter.js'
 import { redactApp, redactCommand } from './redact.js'
 import { tapEslLite } from './esl-internals.js'
 import { DEFAULT_LINK_HEALTH, LinkHealth, type LinkHealthOptions, type LinkState } from './link-health.js'
@@ -79,6 +79,12 @@ export interface PbxConnectionStats {
 
 export interface PbxConnection extends PbxClient, PbxJobSubmitter {
   stats(): PbxConnectionStats
+  /**
+   * Also receive these CUSTOM subclasses (subscribed and let through the filters on this and
+   * every later socket). Only a part that needs them asks: a single daemon asks for none and
+   * receives no more than DELIVERED_EVENTS (src/pbx/event-filter.ts).
+   */
+  onCustomEvent(subclasses: readonly string[], listener: (event: FsEvent) => void): void
 }
 
 interface PendingJob {
@@ -127,6 +133,8 @@ export function connectPbx(opts: PbxConnectionOptions): PbxConnection {
   const client = new FreeSwitchClient({ host: opts.host, port: opts.port, password: opts.password, logger: eslLogger })
 
   const eventListeners = new Set<(e: FsEvent) => void>()
+  /** The filters of the CUSTOM subclasses asked for (onCustomEvent), sent on every socket. */
+  const subclassFilters: string[] = []
   const connectedListeners = new Set<() => void>()
   const jobs = new Map<string, PendingJob>()
   /** Our `execute`s waiting for their CHANNEL_EXECUTE_COMPLETE, by the Application-UUID we gave them. */
@@ -242,7 +250,7 @@ export function connectPbx(opts: PbxConnectionOptions): PbxConnection {
       if (gen !== generation || !socketOpen()) return undefined
       const r = await send(text, () => gen === generation && socketOpen()).outcome
       return r.kind === 'answered' ? r.replyText : undefined
-    }).then((outcome) => {
+    }, subclassFilters).then((outcome) => {
       if (outcome.kind === 'unfiltered' && gen === generation && !closed)
         log.warn({ command: outcome.refused, reply: outcome.reply }, 'FreeSWITCH refused an event filter: it sends every subscribed event (more bytes, nothing lost)')
     })
@@ -386,6 +394,27 @@ export function connectPbx(opts: PbxConnectionOptions): PbxConnection {
         return err(mapError(r))
       }
       return completed
+    },
+    onCustomEvent(subclasses, listener) {
+      for (const subclass of subclasses) {
+        const filter = subclassFilter(subclass)
+        if (subclassFilters.includes(filter)) continue
+        subclassFilters.push(filter)
+        // On the socket already filtered; later sockets get it with the others (onNewSocket).
+        if (socketOpen()) void send(filter, socketOpen).outcome
+      }
+      for (const subclass of subclasses) {
+        // esl-lite subscribes (`event json CUSTOM <subclass>`) now and on every new socket.
+        client.custom.on(subclass, (ev: FreeSwitchEventData) => {
+          health.heard()
+          const event = toFsEvent(ev.body.data)
+          try {
+            listener(event)
+          } catch (e) {
+            log.error({ err: e, subclass }, 'custom event listener failed')
+          }
+        })
+      }
     },
     onEvent(listener) {
       eventListeners.add(listener)

@@ -68,15 +68,24 @@ export type FilterOutcome =
 const accepted = (reply: string | undefined): boolean => reply !== undefined && reply.startsWith('+OK')
 
 /**
- * Runs the sequence on one socket. `send` queues one command and resolves with its reply; the
- * commands go one after another, each after the previous one's reply.
+ * The filter that lets a CUSTOM subclass through, for a part that asked for it
+ * (`PbxConnection.onCustomEvent`; a single daemon asks for none, so it receives no more than the
+ * list above: e.g. a cluster node's sofia registration events, docs/cluster.md).
  */
-export async function applyEventFilters(send: SendFilter): Promise<FilterOutcome> {
+export const subclassFilter = (subclass: string): string => `filter Event-Subclass ${subclass}`
+
+/**
+ * Runs the sequence on one socket. `send` queues one command and resolves with its reply; the
+ * commands go one after another, each after the previous one's reply. `extra`: the filters of
+ * the CUSTOM subclasses asked for, added with the exact ones.
+ */
+export async function applyEventFilters(send: SendFilter, extra: readonly string[] = []): Promise<FilterOutcome> {
   const first = await send(CATCH_ALL_FILTER)
   if (!accepted(first)) return { kind: 'unfiltered', refused: CATCH_ALL_FILTER, reply: first }
-  const replies = await Promise.all(EXACT_FILTERS.map((f) => send(f)))
+  const exact = [...EXACT_FILTERS, ...extra]
+  const replies = await Promise.all(exact.map((f) => send(f)))
   const bad = replies.findIndex((r) => !accepted(r))
-  if (bad >= 0) return { kind: 'unfiltered', refused: EXACT_FILTERS[bad] as string, reply: replies[bad] }
+  if (bad >= 0) return { kind: 'unfiltered', refused: exact[bad] as string, reply: replies[bad] }
   const last = await send(CATCH_ALL_DELETE)
   if (!accepted(last)) return { kind: 'unfiltered', refused: CATCH_ALL_DELETE, reply: last }
   return { kind: 'filtered' }
