@@ -314,6 +314,15 @@ export function createCtiView(deps: CtiViewDeps): CtiView {
       downSince = undefined
       void loadAll()
     }
+    // The hash always holds `~seq` once written: gone, a peer deleted it while this node's lease
+    // had lapsed (a stall, a partition that did not drop the connection): write it all again.
+    if (local !== undefined && !republish) {
+      try {
+        if ((await conn.redis.exists(keys.ctiChannels(nodeId))) === 0) republish = true
+      } catch {
+        return
+      }
+    }
     if (republish) void rewrite()
     for (const [node, state] of [...peers]) {
       if (state.loading) continue

@@ -116,6 +116,11 @@ t.test('the CTI view between two nodes on a real redis-server', { skip: redisSer
   await waitFor("a's channels back in b's view", () => seen(b, 'early') !== undefined && seen(b, 'while-down') !== undefined, 15000)
   t.ok(await probe.hexists(keys.ctiChannels('a'), 'early'), 'a rewrote its hash into the empty Redis')
 
+  // a's hash deleted behind its back (as a peer does while a's lease has lapsed): a writes it again.
+  await probe.del(keys.ctiChannels('a'))
+  await waitFor('a rewrote its hash', async () => (await probe.hexists(keys.ctiChannels('a'), 'early')) === 1, 5000)
+  t.pass('a rewrote its hash, deleted behind its back')
+
   // a stops (its lease left to expire): its channels leave b's view, and its hash Redis.
   const stopping = nodes.shift()
   await stopping?.close()
