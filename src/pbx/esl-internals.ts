@@ -11,14 +11,17 @@
  *   src/pbx/outgoing.ts. esl-lite's own send() keeps a timed-out command queued and writes it
  *   later, which is exactly what must not happen to an originate.
  * - its sockets: to set TCP keepalive, to see a socket close the moment it closes (esl-lite
- *   only says so when the next socket authenticates), and to read `bytesRead`, the cheapest
- *   proof that FreeSWITCH is sending (src/pbx/link-health.ts).
+ *   only says so when the next socket authenticates), to read `bytesRead`, the cheapest
+ *   proof that FreeSWITCH is sending (src/pbx/link-health.ts), and to hand its parser whole
+ *   messages only: it loses a message whose headers' blank line TCP splits in two
+ *   (src/pbx/esl-framing.ts).
  *
  * Every access is checked once at start: should esl-lite change, the daemon refuses to start
  * with a clear message rather than silently losing these guarantees (test/pbx/connection.test.ts).
  */
 import type { Socket } from 'node:net'
 import type { FreeSwitchClient } from 'esl-lite'
+import { wholeMessages } from './esl-framing.js'
 
 /** A command/reply as esl-lite hands it to the queue item (headers parsed, body raw). */
 export interface EslReply {
@@ -82,6 +85,7 @@ export function tapEslLite(client: FreeSwitchClient, onSocket: (socket: Socket) 
     return (async function* tapped() {
       for await (const socket of inner) {
         onSocket(socket)
+        wholeMessagesOnly(socket)
         yield socket
       }
     })()
@@ -93,4 +97,16 @@ export function tapEslLite(client: FreeSwitchClient, onSocket: (socket: Socket) 
       c.sendNextCommand()
     },
   }
+}
+
+/**
+ * esl-lite reads the socket with `for await` (its FreeSwitchParser): that iteration, and only
+ * it, now yields whole messages (src/pbx/esl-framing.ts). The socket is otherwise untouched.
+ */
+function wholeMessagesOnly(socket: Socket): void {
+  const chunks = socket[Symbol.asyncIterator].bind(socket) as () => AsyncIterator<Buffer>
+  Object.defineProperty(socket, Symbol.asyncIterator, {
+    configurable: true,
+    value: () => wholeMessages({ [Symbol.asyncIterator]: chunks }),
+  })
 }

@@ -27,12 +27,14 @@ export interface MiniEsl {
   /** The disconnect notice alone, the socket left open. */
   sendNotice(): void
   sendEvent(headers: Record<string, string>): void
+  /** Bytes as they are (e.g. a piece of a message: TCP may deliver one in two chunks). */
+  sendRaw(bytes: string): void
   dropAll(): void
   connections(): number
   close(): Promise<void>
 }
 
-const frameEvent = (obj: Record<string, string>): string => {
+export const frameEvent = (obj: Record<string, string>): string => {
   const json = JSON.stringify(obj)
   return `Content-Length: ${Buffer.byteLength(json)}\nContent-Type: text/event-json\n\n${json}`
 }
@@ -73,6 +75,9 @@ export async function startMiniEsl(password = 'ClueCon'): Promise<MiniEsl> {
     sendNotice() {
       const notice = 'The system is being shut down.\n'
       for (const s of authed) write(s, `Content-Type: text/disconnect-notice\nContent-Length: ${Buffer.byteLength(notice)}\n\n${notice}`)
+    },
+    sendRaw(bytes) {
+      for (const s of authed) write(s, bytes)
     },
     sendEvent(headers) {
       for (const s of authed) write(s, frameEvent(headers))

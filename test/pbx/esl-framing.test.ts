@@ -1,0 +1,132 @@
+/**
+ * src/pbx/esl-framing.ts: esl-lite 3.2.0 loses a message whose headers' blank line ("\n\n") TCP
+ * splits between two chunks; the daemon hands its parser whole messages only. Found when the
+ * scale benchmark's daemon missed one CHANNEL_DESTROY of 10,000 (docs/bench.md).
+ */
+import t from 'tap'
+import { Readable } from 'node:stream'
+import { FreeSwitchParser } from 'esl-lite'
+import { connectPbx } from '../../src/pbx/connection.js'
+import { scanMessages, wholeMessages } from '../../src/pbx/esl-framing.js'
+import type { FsEvent } from '../../src/pbx/types.js'
+import { silentLogger } from '../../src/util/logger.js'
+import { frameEvent, startMiniEsl } from './mini-esl.js'
+
+const silent = { error() {}, warn() {}, info() {}, debug() {}, trace() {}, fatal() {}, child: () => silent } as never
+
+/** Messages as FreeSWITCH frames them: events, a header-only reply, and an api/response whose body holds blank lines. */
+const apiBody = 'uuid,direction\n\nline after a blank line\n\n'
+const MESSAGES = [
+  frameEvent({ 'Event-Name': 'CHANNEL_HANGUP', 'Unique-ID': 'u1', 'Hangup-Cause': 'NORMAL_CLEARING' }),
+  'Content-Type: command/reply\nReply-Text: +OK\n\n',
+  `Content-Type: api/response\nContent-Length: ${Buffer.byteLength(apiBody)}\n\n${apiBody}`,
+  frameEvent({ 'Event-Name': 'CHANNEL_DESTROY', 'Unique-ID': 'u1', variable_note: 'caf\u00e9 \u2603' }),
+  frameEvent({ 'Event-Name': 'CHANNEL_CREATE', 'Unique-ID': 'u2' }),
+]
+const STREAM = Buffer.from(MESSAGES.join(''))
+const BOUNDARIES = MESSAGES.reduce<number[]>((acc, m) => [...acc, (acc.at(-1) ?? 0) + Buffer.byteLength(m)], [])
+
+/** What esl-lite's own parser makes of these chunks: the bodies (or header lines) in order. */
+async function parse(chunks: readonly Buffer[]): Promise<string[]> {
+  const out: string[] = []
+  for await (const m of FreeSwitchParser(Readable.from(chunks), silent)) {
+    if (m instanceof Error) out.push(`error: ${m.name}`)
+    else out.push(m.body.length > 0 ? m.body.toString('utf8') : (m.headers.contentType ?? '?'))
+  }
+  return out
+}
+
+async function collect(chunks: readonly Buffer[]): Promise<Buffer[]> {
+  const out: Buffer[] = []
+  for await (const c of wholeMessages(Readable.from(chunks))) out.push(c)
+  return out
+}
+
+const splitAt = (buf: Buffer, cuts: readonly number[]): Buffer[] => {
+  const at = [0, ...cuts, buf.length]
+  return at.slice(1).map((end, i) => buf.subarray(at[i], end))
+}
+
+t.test("esl-lite 3.2.0's parser loses a message split between its two newlines (why esl-framing.ts exists)", async (t) => {
+  const whole = await parse([STREAM])
+  t.equal(whole.length, MESSAGES.length, 'in one chunk: every message')
+  const destroyStart = BOUNDARIES[2] ?? 0
+  const cut = STREAM.indexOf('\n\n', destroyStart) + 1
+  const split = await parse(splitAt(STREAM, [cut]))
+  t.not(split.length, MESSAGES.length, `split after the first newline at byte ${cut}: not every message comes out (${split.length} of ${MESSAGES.length}). If this fails, esl-lite parses split messages now and esl-framing.ts can go`)
+  t.notOk(split.some((b) => b.includes('CHANNEL_DESTROY')), 'the CHANNEL_DESTROY is lost')
+})
+
+t.test('every chunk wholeMessages hands on ends where a message ends, whatever the cuts', async (t) => {
+  const expected = await parse([STREAM])
+  let cases = 0
+  for (let cut = 1; cut < STREAM.length; cut++) {
+    const out = await collect(splitAt(STREAM, [cut]))
+    cases++
+    if (!Buffer.concat(out).equals(STREAM)) t.fail(`cut at ${cut}: bytes changed`)
+    let end = 0
+    for (const c of out) {
+      end += c.length
+      if (!BOUNDARIES.includes(end)) t.fail(`cut at ${cut}: a chunk ends at ${end}, inside a message`)
+    }
+    if (JSON.stringify(await parse(out)) !== JSON.stringify(expected)) t.fail(`cut at ${cut}: esl-lite reads something else`)
+  }
+  // Random cuts into many small pieces (one byte included).
+  let seed = 7
+  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31)
+  for (let i = 0; i < 300; i++) {
+    const cuts = [...new Set(Array.from({ length: 1 + Math.floor(random() * 40) }, () => 1 + Math.floor(random() * (STREAM.length - 1))))].sort((a, b) => a - b)
+    const out = await collect(splitAt(STREAM, cuts))
+    cases++
+    if (!Buffer.concat(out).equals(STREAM)) t.fail(`cuts ${cuts.join(',')}: bytes changed`)
+    if (JSON.stringify(await parse(out)) !== JSON.stringify(expected)) t.fail(`cuts ${cuts.join(',')}: esl-lite reads something else`)
+  }
+  t.pass(`${cases} ways of cutting ${STREAM.length} bytes: same bytes, whole messages, esl-lite reads all ${MESSAGES.length}`)
+})
+
+t.test('scanMessages: complete length and what the next message needs', async (t) => {
+  const first = Buffer.byteLength(MESSAGES[0] ?? '')
+  t.same(scanMessages(STREAM.subarray(0, 10)), { complete: 0, need: 0 }, 'headers not complete: nothing to wait for yet')
+  const headerEnd = STREAM.indexOf('\n\n') + 2
+  t.same(scanMessages(STREAM.subarray(0, headerEnd + 1)), { complete: 0, need: first }, 'headers complete: the whole length is known')
+  t.same(scanMessages(STREAM.subarray(0, first)), { complete: first, need: 0 })
+  t.same(scanMessages(Buffer.from('Content-Length: x\n\nnext')), { complete: 19, need: 0 }, 'a Content-Length that is no number: a message without a body, as esl-lite reads it')
+  t.same(scanMessages(Buffer.alloc(0)), { complete: 0, need: 0 })
+})
+
+t.test('a trailing piece is handed on when the socket ends (esl-lite reports it)', async (t) => {
+  const out = await collect([Buffer.from('Content-Type: command/reply\nReply-Te')])
+  t.equal(Buffer.concat(out).toString(), 'Content-Type: command/reply\nReply-Te')
+})
+
+t.test('the daemon gets every event when TCP splits one between its two newlines', async (t) => {
+  const esl = await startMiniEsl()
+  const pbx = connectPbx({ host: '127.0.0.1', port: esl.port, password: 'ClueCon', logger: silentLogger(), commandTimeoutMs: 1000 })
+  t.teardown(async () => {
+    await pbx.close()
+    await esl.close()
+  })
+  const deadline = Date.now() + 10_000
+  while (!pbx.isConnected() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10))
+  t.ok(pbx.isConnected(), 'link up')
+  const seen: FsEvent[] = []
+  pbx.onEvent((e) => seen.push(e))
+  const events = [1, 2, 3].map((i) => frameEvent({ 'Event-Name': 'CHANNEL_DESTROY', 'Unique-ID': `split-${i}` })).join('')
+  // Each piece ends right after the first newline of a header's blank line; the pause makes them separate TCP reads.
+  let from = 0
+  for (;;) {
+    const blank = events.indexOf('\n\n', from)
+    if (blank < 0) break
+    esl.sendRaw(events.slice(from, blank + 1))
+    await new Promise((r) => setTimeout(r, 40))
+    from = blank + 1
+  }
+  esl.sendRaw(events.slice(from))
+  const until = Date.now() + 5000
+  while (seen.length < 3 && Date.now() < until) await new Promise((r) => setTimeout(r, 10))
+  t.same(
+    seen.map((e) => e['Unique-ID']),
+    ['split-1', 'split-2', 'split-3'],
+    'all three, in order',
+  )
+})
