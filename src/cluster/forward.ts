@@ -47,7 +47,8 @@ export function forwarder(deps: ForwardDeps): (req: ForwardedRequest) => Promise
     } catch {
       return undefined
     }
-    const owners = req.userName !== undefined && deps.owners !== undefined ? await deps.owners(req.domain, req.userName) : []
+    // No view (Redis unreadable, nothing published yet): every node is asked, as before the publication.
+    const owners = req.userName !== undefined && deps.owners !== undefined ? await deps.owners(req.domain, req.userName).catch(() => []) : []
     // The published owners first (their leases checked by owners()), then every other node.
     const order = [...owners.filter((n) => nodes[n] !== undefined), ...Object.keys(nodes).filter((n) => !owners.includes(n))]
     for (const node of order) {

@@ -59,8 +59,10 @@ t.test('call_user goes straight to the node whose box published the user', { ski
   t.ok(r1.stack.daemon?.lines.some((l) => l.msg === 'call_user forwarded to the node whose box has the user' && l.node === 'r2' && l.published === true), 'r1 knew r2 from the published view')
 
   // The phone on r2 unregisters: sofia::unregister, r2 asks its box, removes its entry.
+  const unregisteredAt = Date.now()
   setStay(r2, false)
   await waitFor('stay no longer published', async () => (await conn.redis.hkeys(stayKey)).length === 0, 10000, 20)
+  t.comment(`the view dropped stay ${Date.now() - unregisteredAt} ms after the SIGHUP (reload, sofia::unregister, sofia_contact, HDEL)`)
   const gone = await r1.stack.call('call_user', { user_name: 'stay', destination: '0312345680' })
   t.same([gone.status, gone.json?.error?.id], [409, 'user_not_registered'], 'no box has the user: user_not_registered')
 

@@ -12,6 +12,9 @@ import { join } from 'node:path'
 import { FS_SH, startAppServer, laneConfig, startRealWorld, startSimWorld, waitUntil, type AppServer, type RealWorld, type World } from './world.js'
 import { runScenario, scenarios } from './scenarios.js'
 import type { Trace } from './trace.js'
+import { boxRegistrations, type RegistrationChange } from '../../src/pbx/box-registrations.js'
+import { connectPbx } from '../../src/pbx/connection.js'
+import { silentLogger } from '../../src/util/logger.js'
 
 interface KnownDifference {
   readonly scenario: string
@@ -85,6 +88,32 @@ if (!existsSync(FS_SH)) {
     // channel's events: wait for its end, so they do not land in the next scenario's trace.
     await waitUntil('the refused call\'s CHANNEL_DESTROY', () => real.tap.events.slice(fromToll).some((e) => e.name === 'CHANNEL_DESTROY'), 10_000)
     await real.idle()
+  })
+
+  // Real switch only: a cluster node's reader of its box's registrations (src/pbx/box-registrations.ts)
+  // on its own ESL connection: esl-lite's `event json CUSTOM <subclass>` and the daemon's
+  // `filter Event-Subclass` let sofia::unregister and sofia::register through; `show registrations
+  // as json` and sofia_contact read as test/fixtures/freeswitch/esl/27-sofia-register-events.txt shows.
+  t.test('a cluster node reads the real box\'s registrations: events, table, sofia_contact', async (t) => {
+    const pbx = connectPbx({ host: '127.0.0.1', port: real.eslPort, password: esl, logger: silentLogger(), commandTimeoutMs: 5000 })
+    t.teardown(() => pbx.close())
+    await waitUntil('its ESL link', () => pbx.isConnected(), 10_000)
+    const box = boxRegistrations(pbx, 5000)
+    const changes: RegistrationChange[] = []
+    box.onChange((c) => changes.push(c))
+    const listed = await box.list()
+    const users = listed.ok ? listed.value.map((u) => u.user) : []
+    t.ok(listed.ok && users.includes('bob') && users.includes('alice') && !users.includes('dave'), `the lane's registered users, one row each, dave not (${users.join(',')})`)
+    t.equal(new Set(users).size, users.length, 'one row per user (alice has two terminals)')
+    // The subscription and its filter are queued behind the list: both answered once it is.
+    t.equal(await real.reRegister('bob', 0), 200, 'bob unregisters')
+    await waitUntil('sofia::unregister', () => changes.length >= 1, 10_000)
+    t.same(changes[0], { kind: 'unregister', user: 'bob', domain: 'example.test' })
+    t.same(await box.isRegistered('bob', 'example.test'), { ok: true, value: false })
+    t.equal(await real.reRegister('bob', 600), 200, 'bob registers again')
+    await waitUntil('sofia::register', () => changes.length >= 2, 10_000)
+    t.same(changes[1], { kind: 'register', user: 'bob', domain: 'example.test', expiresInS: 600 })
+    t.same(await box.isRegistered('bob', 'example.test'), { ok: true, value: true })
   })
 
   /** FreeSWITCH's log lines above DEBUG written since byte `from`, for a failure's message. */

@@ -288,6 +288,8 @@ export interface PhoneFarm {
   dial(user: string, destination: string): Promise<{ callId: string; status: number }>
   /** The carrier sends a call to a DID (no authentication: its address is in the carriers ACL). */
   carrierCall(from: string, did: string): Promise<{ callId: string; status: number }>
+  /** The first phone of `user` REGISTERs again (its own contact), for `expires` s (0: unregisters); resolves the status. */
+  reRegister(user: string, expires: number): Promise<number>
   stop(): Promise<void>
 }
 
@@ -337,6 +339,11 @@ export async function startPhones(o: {
     },
     async carrierCall(from, did) {
       return carrier.call(`sip:${from}@${o.carrier.address}`, did)
+    },
+    async reRegister(user, expires) {
+      const p = byUser.get(user)
+      if (p === undefined) throw new Error(`${user} has no registered phone`)
+      return p.ep.register(user, o.domain, p.password, expires)
     },
     async stop() {
       for (const ep of endpoints) ep.stop()

@@ -326,6 +326,10 @@ export interface RealWorld extends World {
   readonly log: string
   /** The carrier sends a call to a DID (real switch only: the simulator has no carrier). */
   carrierCall(did: string): Promise<{ callId: string; status: number }>
+  /** The switch's Event Socket port (the lane's password), for a connection of a test's own. */
+  readonly eslPort: number
+  /** A lane phone of `user` REGISTERs again for `expires` s (0: it unregisters). */
+  reRegister(user: string, expires: number): Promise<number>
 }
 
 export async function startRealWorld(cfg: LaneConfig, app: AppServer, secrets: { esl: string; xmlCurl: string }): Promise<RealWorld> {
@@ -410,5 +414,11 @@ export async function startRealWorld(cfg: LaneConfig, app: AppServer, secrets: {
       await rm(cfg.dir, { recursive: true, force: true })
     },
   })
-  return Object.assign(world, { state, log: join(state, 'log/freeswitch.log'), carrierCall: (did: string) => p.carrierCall('0399990000', did) })
+  return Object.assign(world, {
+    state,
+    log: join(state, 'log/freeswitch.log'),
+    carrierCall: (did: string) => p.carrierCall('0399990000', did),
+    eslPort,
+    reRegister: (user: string, expires: number) => p.reRegister(user, expires),
+  })
 }
