@@ -9,7 +9,7 @@ import { ConfigStore } from './runtime/store.js'
 import type { Logger } from './util/logger.js'
 import { createLogger } from './util/logger.js'
 import { createApp } from './api/app.js'
-import { AuthThrottle, authThrottleMiddleware } from './api/throttle.js'
+import { AuthThrottle } from './api/throttle.js'
 import { idempotencyStoreOf } from './api/idempotency.js'
 import { unsettledIntents } from './api/unsettled-intents.js'
 import { journalIntents } from './origination/intents.js'
@@ -19,8 +19,7 @@ import { createChannelModel } from './channels/index.js'
 import { createEngine } from './origination/engine.js'
 import { CallbackDispatcher } from './callbacks/dispatcher.js'
 import { journalDirOf, openJournal } from './journal/index.js'
-import { xmlCurlRouter } from './xmlcurl/router.js'
-import { createXmlCurlApp } from './xmlcurl/listener.js'
+import { xmlCurlListener } from './xmlcurl/listener.js'
 import { originOf, xmlCurlPathOf } from './config/endpoints.js'
 import { errorBody, statusOf } from './api/errors.js'
 import { createCti } from './cti/index.js'
@@ -300,16 +299,22 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
   // FreeSWITCH's listener has its own throttle (same http.auth_throttle settings, its own
   // counts): a local API client guessing tokens must not lock FreeSWITCH out of its documents.
   const xmlCurlThrottle = new AuthThrottle(() => store.current().config.daemon.http.auth_throttle, logger.child({ part: 'xml_curl-auth-throttle' }))
-  const xmlCurlApp = createXmlCurlApp({
-    // The dialplan bridges a request's destination only while the engine holds channels for it.
-    router: xmlCurlRouter({ runtime, logger: logger.child({ part: 'xml_curl' }), ivr, bridgeGate: engine, onAnswer: (a) => metrics.xmlCurl(a) }),
-    guard: authThrottleMiddleware(xmlCurlThrottle, (ctx, e) => {
-      ctx.status = statusOf(e)
-      ctx.body = errorBody(e)
-    }),
+  const xmlCurlHandler = xmlCurlListener({
+    runtime,
     logger: logger.child({ part: 'xml_curl' }),
+    ivr,
+    // The dialplan bridges a request's destination only while the engine holds channels for it.
+    bridgeGate: engine,
+    onAnswer: (a) => metrics.xmlCurl(a),
+    guard: {
+      blocked: (address) => {
+        const b = xmlCurlThrottle.blocked(address)
+        return b === undefined ? undefined : { status: statusOf(b.error), retryAfterSec: b.retryAfterSec, body: errorBody(b.error) }
+      },
+      failed: (address, claimed) => xmlCurlThrottle.failed(address, claimed),
+    },
   })
-  xmlCurlServer.on('request', xmlCurlApp.callback())
+  xmlCurlServer.on('request', xmlCurlHandler)
   cti.attach(server)
 
   store.onReload((r) => simulator?.setDomains(r.config.domains))
