@@ -16,9 +16,13 @@
  * test/xmlcurl/form.test.ts compares the two on captured and malformed bodies.
  */
 
-/** A body split into names (decoded) and values as they were sent (decoded when read). */
+/**
+ * A body split into names (decoded) and where each first value starts in the body (-1: no `=`,
+ * the empty value), decoded when read.
+ */
 export interface ScannedBody {
-  readonly encoded: Map<string, string>
+  readonly body: string
+  readonly starts: Map<string, number>
   readonly conflicts: Set<string>
 }
 
@@ -40,56 +44,72 @@ function decodeFormValue(raw: string): string {
 
 const needsDecoding = (raw: string): boolean => raw.includes('%') || raw.includes('+')
 
+/** The value that starts at `start` (see ScannedBody), still encoded. */
+function rawValueAt(body: string, start: number): string {
+  if (start < 0) return ''
+  const end = body.indexOf('&', start)
+  return body.slice(start, end < 0 ? body.length : end)
+}
+
+/** The next `what` at or after `from`, or the body's length when there is none. */
+function nextIndex(body: string, what: string, from: number): number {
+  const at = body.indexOf(what, from)
+  return at < 0 ? body.length : at
+}
+
 /** One pass over the body: `&` separates fields (empty ones skipped), the first `=` a name from its value. */
 function scan(body: string): ScannedBody {
-  const encoded = new Map<string, string>()
+  const starts = new Map<string, number>()
   const conflicts = new Set<string>()
   const length = body.length
-  let start = 0
-  // The next `=` at or after `start`, looked up again only once passed: the lookups cover
-  // disjoint stretches of the body, so a body of fields without `=` stays one pass.
+  // The next `=`, `%` and `+` at or after `start`, each looked up again only once passed: the
+  // lookups cover disjoint stretches of the body, so a body of fields without `=` stays one pass.
   let nextEquals = -1
+  let nextPercent = -1
+  let nextPlus = -1
+  let start = 0
   while (start < length) {
     let end = body.indexOf('&', start)
     if (end < 0) end = length
     if (end > start) {
-      if (nextEquals < start) {
-        nextEquals = body.indexOf('=', start)
-        if (nextEquals < 0) nextEquals = length
-      }
+      if (nextEquals < start) nextEquals = nextIndex(body, '=', start)
+      if (nextPercent < start) nextPercent = nextIndex(body, '%', start)
+      if (nextPlus < start) nextPlus = nextIndex(body, '+', start)
       const equals = nextEquals < end ? nextEquals : end
       const rawName = body.slice(start, equals)
-      const value = equals < end ? body.slice(equals + 1, end) : ''
-      const name = needsDecoding(rawName) ? decodeFormValue(rawName) : rawName
-      const seen = encoded.get(name)
-      if (seen === undefined) encoded.set(name, value)
-      else if (seen !== value && decodeFormValue(seen) !== decodeFormValue(value)) conflicts.add(name)
+      const name = nextPercent < equals || nextPlus < equals ? decodeFormValue(rawName) : rawName
+      const valueStart = equals < end ? equals + 1 : -1
+      const seen = starts.get(name)
+      if (seen === undefined) starts.set(name, valueStart)
+      else if (!conflicts.has(name)) {
+        const before = rawValueAt(body, seen)
+        const now = rawValueAt(body, valueStart)
+        if (before !== now && decodeFormValue(before) !== decodeFormValue(now)) conflicts.add(name)
+      }
     }
     start = end + 1
   }
-  return { encoded, conflicts }
+  return { body, starts, conflicts }
 }
 
 export class FetchForm {
-  /** Values by name: decoded (from URLSearchParams) or as sent (from parse, with `decode` set). */
-  private readonly values: Map<string, string>
+  /** Decoded values by name (from URLSearchParams), or the scanned body (from parse). */
+  private readonly fields: { readonly decoded: Map<string, string> } | { readonly scanned: ScannedBody }
   private readonly conflicts: Set<string>
-  private readonly decode: boolean
 
   constructor(params: URLSearchParams | ScannedBody) {
     if (params instanceof URLSearchParams) {
-      this.values = new Map()
+      const decoded = new Map<string, string>()
       this.conflicts = new Set()
-      this.decode = false
       for (const [k, v] of params) {
-        const seen = this.values.get(k)
-        if (seen === undefined) this.values.set(k, v)
+        const seen = decoded.get(k)
+        if (seen === undefined) decoded.set(k, v)
         else if (seen !== v) this.conflicts.add(k)
       }
+      this.fields = { decoded }
     } else {
-      this.values = params.encoded
+      this.fields = { scanned: params }
       this.conflicts = params.conflicts
-      this.decode = true
     }
   }
 
@@ -101,8 +121,12 @@ export class FetchForm {
   /** The field's value, or undefined when it is absent or was sent twice with different values. */
   get(name: string): string | undefined {
     if (this.conflicts.size > 0 && this.conflicts.has(name)) return undefined
-    const value = this.values.get(name)
-    return value !== undefined && this.decode && needsDecoding(value) ? decodeFormValue(value) : value
+    if ('decoded' in this.fields) return this.fields.decoded.get(name)
+    const { body, starts } = this.fields.scanned
+    const start = starts.get(name)
+    if (start === undefined) return undefined
+    const raw = rawValueAt(body, start)
+    return needsDecoding(raw) ? decodeFormValue(raw) : raw
   }
 
   /** Some field arrived more than once with different values. */
@@ -110,4 +134,3 @@ export class FetchForm {
     return this.conflicts.size > 0
   }
 }
-
