@@ -3,7 +3,7 @@
  *
  *   const fetcher = createFetcher({ allow, logger, accept: acceptIvrDocument })
  *   const ivr = createIvrRunner({ pbx, runtime: () => store.current(), fetcher, logger })
- *   xmlCurlRouter({ runtime, logger, ivr })          // IvrHandoff: ivr.has(domain, key)
+ *   xmlCurlListener({ runtime, logger, ivr })        // IvrHandoff: ivr.has(domain, key)
  *   engine: ivr.register(plan.domain, plan.requestId, destination.source) before originating
  *   shutdown: await ivr.close() before the PBX connection closes
  */
