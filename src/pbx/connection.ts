@@ -25,6 +25,11 @@
  *   socket that closed fails with `disconnected` (its BACKGROUND_JOB went with the socket).
  * - On each new socket, a probe queued behind esl-lite's auth and subscriptions proves the
  *   socket authenticated and subscribed: "up", and onConnected listeners run (resynchronisation).
+ *
+ * Longer than our usual ~400 lines on purpose: these guarantees share one socket generation,
+ * one queue of Outgoing commands and one health judgement, and split across files they would
+ * have to share that mutable state; the pure parts are apart already (link-health, outgoing,
+ * event-filter, esl-internals, esl-framing, box-registrations).
  */
 import { randomUUID } from 'node:crypto'
 import type { Socket } from 'node:net'
