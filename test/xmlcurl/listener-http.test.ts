@@ -8,10 +8,11 @@
  */
 import { createServer, request, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { Writable } from 'node:stream'
 import Koa from 'koa'
 import t from 'tap'
 import type { Runtime } from '../../src/runtime/store.js'
-import { silentLogger } from '../../src/util/logger.js'
+import { createLogger, silentLogger } from '../../src/util/logger.js'
 import { MAX_FORM_BYTES, xmlCurlListener, xmlCurlRouter, type ListenerGuard } from '../../src/xmlcurl/index.js'
 import type { XmlCurlAnswer } from '../../src/xmlcurl/router.js'
 import { fixture, freeswitchBody, makeRuntime, originatedLeg, XML_CURL_PASSWORD, XML_CURL_USER } from './helpers.js'
@@ -174,4 +175,30 @@ t.test('an exception in the exchange is a bare 500, and the listener goes on', a
   const failed = await send(port, 'POST', '/freeswitch/xml_curl', { authorization: AUTH, 'content-type': FORM }, register)
   t.same([failed.status, failed.body], [500, ''])
   t.equal((await send(port, 'POST', '/freeswitch/xml_curl', { authorization: AUTH, 'content-type': FORM }, register)).status, 200, 'the next request is served')
+})
+
+t.test('per-fetch log lines: written at debug, not built at info', async (t) => {
+  const linesAt = async (level: 'debug' | 'info'): Promise<Array<Record<string, unknown>>> => {
+    const lines: Array<Record<string, unknown>> = []
+    const sink = new Writable({
+      write(chunk: Buffer, _e, cb) {
+        for (const l of chunk.toString('utf8').split('\n')) if (l !== '') lines.push(JSON.parse(l) as Record<string, unknown>)
+        cb()
+      },
+    })
+    const port = await listen(t, createServer(xmlCurlListener({ runtime: () => runtime, logger: createLogger(level, sink) })))
+    await send(port, 'POST', '/freeswitch/xml_curl', { authorization: AUTH, 'content-type': FORM }, register)
+    await send(port, 'POST', '/freeswitch/xml_curl', { authorization: AUTH, 'content-type': FORM }, 'section=phrases')
+    await send(port, 'POST', '/freeswitch/xml_curl', { authorization: WRONG, 'content-type': FORM }, register)
+    return lines
+  }
+  const debug = await linesAt('debug')
+  t.ok(debug.some((l) => l.msg === 'xml_curl document served' && l.section === 'directory'), 'a served document')
+  t.ok(debug.some((l) => l.msg === 'xml_curl not found' && l.section === 'phrases' && l.reason === 'section phrases'), 'a not-found answer with its reason')
+  const info = await linesAt('info')
+  t.same(
+    info.map((l) => l.msg),
+    ['xml_curl request with wrong credentials'],
+    'at info only the refusal',
+  )
 })
