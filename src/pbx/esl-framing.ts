@@ -18,40 +18,67 @@
  */
 
 const LF = 0x0a
-const BLANK_LINE = '\n\n'
-const CONTENT_LENGTH = 'Content-Length: '
+/** "Content-Length: " as bytes. */
+const CONTENT_LENGTH = Buffer.from('Content-Length: ', 'latin1')
+const DIGIT_0 = 0x30
+const COLON = 0x3a
+const SPACE = 0x20
 
 /**
  * What `buf` holds: `complete`, the length of the whole messages at its start (0 when not even
  * one is), and `need`, the length the first incomplete message will have once whole (0 while its
- * headers are not complete yet, so that nobody scans before it can be whole). Malformed framing
- * (a Content-Length that is not a number) passes as a message without a body, as esl-lite reads it.
+ * headers are not complete yet, so that nobody scans before it can be whole).
+ *
+ * Read as esl-lite reads it (parseHeaders and Headers.set): the headers end at the first "\n\n";
+ * a `Content-Length` line counts when its value is digits only (up to the line's end or a
+ * further ": "), the last such line wins, and a message without one has no body. A byte loop
+ * rather than Buffer.indexOf: event headers are two short lines, and each native call costs more
+ * than reading them (this runs for every message the daemon receives).
  */
 export function scanMessages(buf: Buffer): { readonly complete: number; readonly need: number } {
+  const n = buf.length
   let end = 0
   for (;;) {
-    const headerEnd = buf.indexOf(BLANK_LINE, end, 'latin1')
+    let bodyLength = 0
+    let lineStart = end
+    let previousWasLf = false
+    let headerEnd = -1
+    for (let i = end; i < n; i++) {
+      if (buf[i] !== LF) {
+        previousWasLf = false
+        continue
+      }
+      if (previousWasLf) {
+        headerEnd = i - 1
+        break
+      }
+      const length = contentLengthOfLine(buf, lineStart, i)
+      if (length >= 0) bodyLength = length
+      lineStart = i + 1
+      previousWasLf = true
+    }
     if (headerEnd < 0) return { complete: end, need: 0 }
     const bodyStart = headerEnd + 2
-    const bodyLength = contentLength(buf, end, headerEnd)
-    if (buf.length < bodyStart + bodyLength) return { complete: end, need: bodyStart + bodyLength - end }
+    if (n < bodyStart + bodyLength) return { complete: end, need: bodyStart + bodyLength - end }
     end = bodyStart + bodyLength
   }
 }
 
-/** The Content-Length of the headers in buf[from, to), 0 when there is none. */
-function contentLength(buf: Buffer, from: number, to: number): number {
-  let at = from
-  while (at < to) {
-    const lineEnd = buf.indexOf(LF, at)
-    const stop = lineEnd < 0 || lineEnd > to ? to : lineEnd
-    if (stop - at > CONTENT_LENGTH.length && buf.toString('latin1', at, at + CONTENT_LENGTH.length) === CONTENT_LENGTH) {
-      const n = Number.parseInt(buf.toString('latin1', at + CONTENT_LENGTH.length, stop), 10)
-      return Number.isFinite(n) && n > 0 ? n : 0
-    }
-    at = stop + 1
+/** The value of a `Content-Length: <digits>` line in buf[from, to), else -1. */
+function contentLengthOfLine(buf: Buffer, from: number, to: number): number {
+  const valueStart = from + CONTENT_LENGTH.length
+  if (to <= valueStart) return -1
+  for (let k = 0; k < CONTENT_LENGTH.length; k++) if (buf[from + k] !== CONTENT_LENGTH[k]) return -1
+  let value = 0
+  let i = valueStart
+  for (; i < to; i++) {
+    const d = (buf[i] ?? 0) - DIGIT_0
+    if (d < 0 || d > 9) break
+    value = value * 10 + d
   }
-  return 0
+  // esl-lite splits a line at its first ": " after the name: digits must run to the line's end or to a ": ".
+  const digitsEndLine = i === to || (buf[i] === COLON && buf[i + 1] === SPACE)
+  return i > valueStart && digitsEndLine ? value : -1
 }
 
 /**
