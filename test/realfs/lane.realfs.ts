@@ -68,14 +68,28 @@ if (!existsSync(FS_SH)) {
   // carriers ACL, the gateway's extension=auto_to_user and the domain's context let a DID call
   // from the carrier reach bob without a challenge; a PSTN number from the carrier is refused.
   t.test('the carrier calls bob\'s DID: no challenge, the domain\'s dialplan, bob answers', async (t) => {
-    const from = real.tap.events.length
-    const logFrom = statSync(real.log).size
-    const started = Date.now()
-    const call = await real.carrierCall('0501231002')
-    // A CI run once saw this call end after ~2 s without an answer (not reproduced since, under
-    // load either): the message carries the status, the time and FreeSWITCH's own account of the
-    // call (its log lines above DEBUG: channels, hangup causes, xml_curl errors).
-    const why = call.status === 200 ? '' : `: ${call.status} after ${Date.now() - started} ms; ${switchLogSince(real.log, logFrom)}`
+    const didCall = async () => {
+      const from = real.tap.events.length
+      const logFrom = statSync(real.log).size
+      const started = Date.now()
+      const call = await real.carrierCall('0501231002')
+      return { from, call, ms: Date.now() - started, log: call.status === 200 ? '' : switchLogSince(real.log, logFrom) }
+    }
+    let attempt = await didCall()
+    // A CI run once saw this call end after ~2 s without an answer (not reproduced since, with or
+    // without load). 2 s is mod_xml_curl's timeout (freeswitch/autoload_configs/xml_curl.conf.xml):
+    // when FreeSWITCH's own log says it gave up on the daemon's listener (this test process hosts
+    // both daemons, the phones and the app server, and a loaded CI machine can stall it), that is
+    // reported and the call tried once more, since what this test checks is the carrier's route,
+    // not the lane process's latency (a daemon that does not answer is the fault suite's). Any
+    // other failure fails here, with FreeSWITCH's account of the call in the message.
+    if (attempt.call.status !== 200 && /mod_xml_curl\.c.*(Received HTTP error 0|[Tt]imed out)/.test(attempt.log)) {
+      t.comment(`first DID call: ${attempt.call.status} after ${attempt.ms} ms, mod_xml_curl gave up on the daemon: ${attempt.log}`)
+      await real.idle()
+      attempt = await didCall()
+    }
+    const { from, call } = attempt
+    const why = call.status === 200 ? '' : `: ${call.status} after ${attempt.ms} ms; ${attempt.log}`
     t.equal(call.status, 200, `answered (bob answers after 2 s)${why}`)
     const bridge = await waitUntil('the bridge', () => real.tap.events.slice(from).find((e) => e.name === 'CHANNEL_BRIDGE'), 10_000)
     t.equal(bridge.headers['Caller-Context'], 'example.test', 'in the domain\'s context')
