@@ -54,11 +54,12 @@ t.test('call_user goes straight to the node whose box published the user', { ski
   const uuid = r.json?.uuids?.[0] ?? ''
   await waitFor("the leg on r2's switch", () => r2.stack.observer.live.has(uuid), 10000, 20)
   t.notOk(r1.stack.observer.live.has(uuid) || r3.stack.observer.live.has(uuid), 'on no other switch')
-  await waitFor("r2's log line of the forwarded request", async () => callUserLines(r2) === (askedBefore[0] ?? 0) + 1, 5000, 20)
+  // At least one more: a late line of the 'brief' admissions above may land after the count was taken.
+  await waitFor("r2's log line of the forwarded request", async () => callUserLines(r2) >= (askedBefore[0] ?? 0) + 1, 15000, 20)
   t.equal(callUserLines(r3), askedBefore[1], 'r3 was not asked')
   // r1's log line may be read after its reply: waited for, not looked up once.
   const forwardedLine = () => r1.stack.daemon?.lines.find((l) => l.msg === 'call_user forwarded to the node whose box has the user' && l.node === 'r2')
-  await waitFor("r1's log line of the forward", async () => forwardedLine() !== undefined, 5000, 20)
+  await waitFor("r1's log line of the forward", async () => forwardedLine() !== undefined, 15000, 20)
   t.equal(forwardedLine()?.published, true, 'r1 knew r2 from the published view')
 
   // The phone on r2 unregisters: sofia::unregister, r2 asks its box, removes its entry.
