@@ -6,16 +6,11 @@
  * policy holds for peers' channels as for local ones (read_only, ticket users, visibility).
  */
 import t from 'tap'
-import { callExternalHangup, callExternalUntilBridged, ev, phoneCallCreated, T0_MS, userLegParked, type CallExternal } from './fixtures.js'
+import { callExternalHangup, callExternalUntilBridged, ev, phoneCallCreated, T0_MS, userLegParked } from './fixtures.js'
+import { A, B, BOB, call, PHONE, WS } from './scene.js'
 import { AUTH_A, AUTH_B, DOMAIN_A, genTicket, open, startHarness, type Client, type Harness, type Message } from './helpers.js'
 import { PeersBus } from './peers-bus.js'
 
-const WS = '/api/ws_cti'
-const A = '5b65cbfb-8a4b-4053-a7ea-ac0c205fdc6f'
-const B = '0b6a2c1e-4a5f-4d0e-9c8b-1f2e3d4c5b6a'
-const PHONE = '7d1f0c2e-1111-4222-8333-444455556666'
-const BOB = '7d1f0c2e-9999-4222-8333-444455556666'
-const call: CallExternal = { a: A, b: B, domain: DOMAIN_A, userId: '1', sipUser: 'alice', requestId: 'req-ext-1', endUser: { id: 'c-1', name: 'Jane' } }
 
 /** Waits until the client's queue stops growing (100 ms without a message), then takes what it got. */
 async function settled(c: Client): Promise<Message[]> {
