@@ -6,6 +6,9 @@ interface Usage {
   readonly system: number
 }
 
+/** CPU milliseconds (user + system) between two readings of process.cpuUsage(). */
+const usedMs = (a: Usage, b: Usage): number => Number(((b.user - a.user + b.system - a.system) / 1000).toFixed(1))
+
 /** Runs `work` and returns its result with the CPU milliseconds each worker used meanwhile. */
 export async function withCpu<T>(workers: Readonly<Record<string, Worker>>, work: () => Promise<T>): Promise<{ value: T; cpu_ms: Record<string, number> }> {
   const before: Record<string, Usage> = {}
@@ -15,7 +18,7 @@ export async function withCpu<T>(workers: Readonly<Record<string, Worker>>, work
   for (const [k, w] of Object.entries(workers)) {
     const a = before[k] ?? { user: 0, system: 0 }
     const b = await w.call<Usage>('cpu')
-    cpu_ms[k] = Number(((b.user - a.user + b.system - a.system) / 1000).toFixed(1))
+    cpu_ms[k] = usedMs(a, b)
   }
   return { value, cpu_ms }
 }
@@ -38,7 +41,7 @@ export function cpuWindow(workers: Readonly<Record<string, Worker>>): { edge: (e
       for (const k of Object.keys(workers)) {
         const a = at.open[k]
         const b = at.close[k]
-        out[k] = a === undefined || b === undefined ? NaN : Number(((b.user - a.user + b.system - a.system) / 1000).toFixed(1))
+        out[k] = a === undefined || b === undefined ? NaN : usedMs(a, b)
       }
       return out
     },
