@@ -35,4 +35,4 @@ EXPOSE 8080
 # networking, 0.0.0.0 on a bridge network).
 HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:8080/healthz',{signal:AbortSignal.timeout(2500)}).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-CMD ["node", "--enable-source-maps", "dist/main.js", "--config", "/etc/cod/daemon.yaml"]
+CMD ["node", "--enable-source-maps", "dist/cli/cod.js", "start", "--config", "/etc/cod/daemon.yaml"]
