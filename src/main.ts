@@ -1,6 +1,6 @@
 /**
  * The daemon's former entry point, `node dist/main.js [--config conf/daemon.yaml]`, kept for
- * the Dockerfile, docs/deploy.md's service files and the fault tests that start it: it is
+ * deployments that still start it and for the fault tests that do: it is
  * `cod start` (src/cli/start.ts), the one path from a command line to the daemon.
  */
 import { processIo } from './cli/io.js'
