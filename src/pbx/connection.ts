@@ -25,6 +25,9 @@
  *   socket that closed fails with `disconnected` (its BACKGROUND_JOB went with the socket).
  * - On each new socket, a probe queued behind esl-lite's auth and subscriptions proves the
  *   socket authenticated and subscribed: "up", and onConnected listeners run (resynchronisation).
+ * - Events are read here, not by esl-lite: the tapped socket offers each `text/event-json`
+ *   message to takeEvent in its place in the stream (src/pbx/esl-framing.ts says why and how
+ *   the order with esl-lite's command replies is kept); esl-lite only subscribes.
  *
  * Longer than our usual ~400 lines on purpose: these guarantees share one socket generation,
  * one queue of Outgoing commands and one health judgement, and split across files they would
@@ -41,6 +44,7 @@ import { PATTERNS } from './commands.js'
 import { applyEventFilters, DELIVERED_EVENTS, EXECUTE_NAME, subclassFilter } from './event-filter.js'
 import { redactApp, redactCommand } from './redact.js'
 import { tapEslLite } from './esl-internals.js'
+import { readEventJson, toFsEvent } from './event-json.js'
 import { DEFAULT_LINK_HEALTH, LinkHealth, type LinkHealthOptions, type LinkState } from './link-health.js'
 import { NOOP_COMMAND, Outgoing } from './outgoing.js'
 import type { PbxJobSubmitter, SubmitOptions, SubmittedJob } from './submit.js'
@@ -102,18 +106,6 @@ interface PendingJob {
 interface PendingExecute {
   resolve: (r: Result<FsEvent, PbxError>) => void
   timer: NodeJS.Timeout
-}
-
-/**
- * esl-lite's parsed event as a header map of strings. event-json values are strings, except a
- * header FreeSWITCH holds as an array (switch_event_serialize_json: a JSON array), which no
- * reader here expects: such values are removed in place. The object esl-lite parsed is handed
- * on as it is, not copied (a copy of every header of every event was 7-12 % of the daemon's
- * CPU, docs/bench.md); nothing else holds it.
- */
-const toFsEvent = (data: Record<string, unknown>): FsEvent => {
-  for (const k in data) if (typeof data[k] !== 'string') delete data[k]
-  return data as FsEvent
 }
 
 const mapError = (e: Error): PbxError => {
@@ -198,7 +190,9 @@ export function connectPbx(opts: PbxConnectionOptions): PbxConnection {
     s.once('close', gone)
   }
 
-  const internals = tapEslLite(client, onSocket)
+  /** Set below, once route() exists; esl-lite reads no socket before the next tick. */
+  let takeEvent: (body: Buffer) => boolean = () => false
+  const internals = tapEslLite(client, onSocket, (body) => takeEvent(body))
 
   const shutdownNotice = (what: string) => {
     if (closed || health.state === 'shutting_down') return
@@ -299,9 +293,10 @@ export function connectPbx(opts: PbxConnectionOptions): PbxConnection {
     }
   }, tickMs)
 
-  const deliver = (ev: FreeSwitchEventData) => {
-    health.heard()
-    const event = toFsEvent(ev.body.data)
+  /** Listeners of the CUSTOM subclasses asked for (onCustomEvent), by subclass. */
+  const customListeners = new Map<string, Set<(event: FsEvent) => void>>()
+
+  const deliver = (event: FsEvent) => {
     const name = event['Event-Name']
     if (name === 'CHANNEL_EXECUTE_COMPLETE') {
       const appUuid = event['Application-UUID']
@@ -328,11 +323,53 @@ export function connectPbx(opts: PbxConnectionOptions): PbxConnection {
       }
     }
   }
-  for (const name of SUBSCRIBED_EVENTS) client.on(name, deliver)
-  client.on('SHUTDOWN', () => {
+
+  const deliverCustom = (event: FsEvent) => {
+    const subclass = event['Event-Subclass']
+    const listeners = subclass === undefined ? undefined : customListeners.get(subclass)
+    if (listeners === undefined) return
+    for (const l of [...listeners]) {
+      try {
+        l(event)
+      } catch (e) {
+        log.error({ err: e, subclass }, 'custom event listener failed')
+      }
+    }
+  }
+
+  const subscribed = new Set<string>(SUBSCRIBED_EVENTS)
+  /** Every event the daemon receives, whoever parsed it, goes here. */
+  const route = (event: FsEvent) => {
     health.heard()
-    shutdownNotice('SHUTDOWN event')
-  })
+    const name = event['Event-Name'] ?? ''
+    if (subscribed.has(name)) deliver(event)
+    else if (name === 'CUSTOM') deliverCustom(event)
+    else if (name === 'SHUTDOWN') shutdownNotice('SHUTDOWN event')
+  }
+
+  /**
+   * The events, read here instead of by esl-lite (src/pbx/esl-framing.ts says why). Runs inside
+   * esl-lite's read loop: nothing may escape it. A body that is no event (not JSON, no
+   * Event-Name) is left to esl-lite, which does what it always did: it drops the socket and
+   * reconnects (with the stream's framing in doubt, a fresh socket and a re-read of the
+   * channels are the safe way on). An event name nobody subscribed to is ignored.
+   */
+  takeEvent = (body: Buffer): boolean => {
+    const event = readEventJson(body)
+    if (event === undefined) return false
+    try {
+      route(event)
+    } catch (e) {
+      log.error({ err: e, event: event['Event-Name'] }, 'event delivery failed')
+    }
+    return true
+  }
+  // esl-lite subscribes to the events that have listeners (`event json ...`, again on every new
+  // socket); the events themselves reach route() through takeEvent, and would through these
+  // listeners too should one ever get past the tap.
+  const fromEslLite = (ev: FreeSwitchEventData) => route(toFsEvent(ev.body.data))
+  for (const name of SUBSCRIBED_EVENTS) client.on(name, fromEslLite)
+  client.on('SHUTDOWN', fromEslLite)
 
   const submit = async (command: EslCommand, o: SubmitOptions): Promise<Result<SubmittedJob, PbxError>> => {
     if (!usable()) return err({ kind: 'disconnected' })
@@ -409,16 +446,13 @@ export function connectPbx(opts: PbxConnectionOptions): PbxConnection {
         if (socketOpen()) void send(filter, socketOpen).outcome
       }
       for (const subclass of subclasses) {
-        // esl-lite subscribes (`event json CUSTOM <subclass>`) now and on every new socket.
-        client.custom.on(subclass, (ev: FreeSwitchEventData) => {
-          health.heard()
-          const event = toFsEvent(ev.body.data)
-          try {
-            listener(event)
-          } catch (e) {
-            log.error({ err: e, subclass }, 'custom event listener failed')
-          }
-        })
+        let listeners = customListeners.get(subclass)
+        if (listeners === undefined) {
+          customListeners.set(subclass, (listeners = new Set()))
+          // esl-lite subscribes (`event json CUSTOM <subclass>`) now and on every new socket.
+          client.custom.on(subclass, fromEslLite)
+        }
+        listeners.add(listener)
       }
     },
     onEvent(listener) {

@@ -15,52 +15,85 @@
  * (headers up to the blank line, then Content-Length bytes of body), and every chunk handed on
  * ends where a message ends. This framing is the Event Socket's (mod_event_socket.c writes
  * headers, a blank line, then exactly Content-Length bytes), so nothing is reordered or changed.
+ *
+ * The same pass also takes the events off esl-lite's path (issue 15, docs/bench.md): a message
+ * whose Content-Type is `text/event-json` is offered to the caller's `takeEvent`, in its place in
+ * the stream, and esl-lite never sees it unless refused. esl-lite's own handling of an event is
+ * a header parse (a string split per message), a `Body`, three async generators and two emits:
+ * a fifth of the daemon's CPU per call, on top of the JSON parse the daemon needs anyway. The
+ * daemon matches its own jobs and executes (src/pbx/connection.ts), so esl-lite has nothing to
+ * do with events but subscribe to them.
  */
 
 const LF = 0x0a
 /** "Content-Length: " as bytes. */
 const CONTENT_LENGTH = Buffer.from('Content-Length: ', 'latin1')
+/** "Content-Type: " and the one type taken off esl-lite's path, as bytes. */
+const CONTENT_TYPE = Buffer.from('Content-Type: ', 'latin1')
+const EVENT_JSON = Buffer.from('text/event-json', 'latin1')
 const DIGIT_0 = 0x30
 const COLON = 0x3a
 const SPACE = 0x20
 
+/** One whole message found in a buffer: where its body starts and where it ends. */
+export interface Frame {
+  readonly bodyStart: number
+  readonly end: number
+  /** Its Content-Type is `text/event-json`, as esl-lite reads the header. */
+  readonly eventJson: boolean
+}
+
 /**
- * What `buf` holds: `complete`, the length of the whole messages at its start (0 when not even
- * one is), and `need`, the length the first incomplete message will have once whole (0 while its
- * headers are not complete yet, so that nobody scans before it can be whole).
+ * The message starting at `start` in `buf`: a whole Frame, or how long it will be once whole
+ * (`need`, counted from `start`; 0 while its headers are not complete yet, so that nobody
+ * scans before it can be whole).
  *
  * Read as esl-lite reads it (parseHeaders and Headers.set): the headers end at the first "\n\n";
  * a `Content-Length` line counts when its value is digits only (up to the line's end or a
- * further ": "), the last such line wins, and a message without one has no body. A byte loop
- * rather than Buffer.indexOf: event headers are two short lines, and each native call costs more
- * than reading them (this runs for every message the daemon receives).
+ * further ": "), a `Content-Type` line's value runs to the line's end or a further ": ", the
+ * last such line wins, and a message without a length has no body. A byte loop rather than
+ * Buffer.indexOf: event headers are two short lines, and each native call costs more than
+ * reading them (this runs for every message the daemon receives).
+ */
+export function frameAt(buf: Buffer, start: number): Frame | { readonly need: number } {
+  const n = buf.length
+  let bodyLength = 0
+  let eventJson = false
+  let lineStart = start
+  let previousWasLf = false
+  for (let i = start; i < n; i++) {
+    if (buf[i] !== LF) {
+      previousWasLf = false
+      continue
+    }
+    if (previousWasLf) {
+      const bodyStart = i + 1
+      const end = bodyStart + bodyLength
+      return end <= n ? { bodyStart, end, eventJson } : { need: end - start }
+    }
+    const length = contentLengthOfLine(buf, lineStart, i)
+    if (length >= 0) bodyLength = length
+    else {
+      const type = contentTypeOfLine(buf, lineStart, i)
+      if (type !== undefined) eventJson = type
+    }
+    lineStart = i + 1
+    previousWasLf = true
+  }
+  return { need: 0 }
+}
+
+/**
+ * What `buf` holds: `complete`, the length of the whole messages at its start (0 when not even
+ * one is), and `need`, the length the first incomplete message will have once whole (0 while its
+ * headers are not complete yet).
  */
 export function scanMessages(buf: Buffer): { readonly complete: number; readonly need: number } {
-  const n = buf.length
   let end = 0
   for (;;) {
-    let bodyLength = 0
-    let lineStart = end
-    let previousWasLf = false
-    let headerEnd = -1
-    for (let i = end; i < n; i++) {
-      if (buf[i] !== LF) {
-        previousWasLf = false
-        continue
-      }
-      if (previousWasLf) {
-        headerEnd = i - 1
-        break
-      }
-      const length = contentLengthOfLine(buf, lineStart, i)
-      if (length >= 0) bodyLength = length
-      lineStart = i + 1
-      previousWasLf = true
-    }
-    if (headerEnd < 0) return { complete: end, need: 0 }
-    const bodyStart = headerEnd + 2
-    if (n < bodyStart + bodyLength) return { complete: end, need: bodyStart + bodyLength - end }
-    end = bodyStart + bodyLength
+    const frame = frameAt(buf, end)
+    if (!('end' in frame)) return { complete: end, need: frame.need }
+    end = frame.end
   }
 }
 
@@ -82,11 +115,38 @@ function contentLengthOfLine(buf: Buffer, from: number, to: number): number {
 }
 
 /**
+ * For a `Content-Type: ` line in buf[from, to): whether its value is `text/event-json` (the
+ * value runs to the line's end or to a further ": ", as esl-lite splits it); undefined for
+ * any other line.
+ */
+function contentTypeOfLine(buf: Buffer, from: number, to: number): boolean | undefined {
+  const valueStart = from + CONTENT_TYPE.length
+  if (to < valueStart) return undefined
+  for (let k = 0; k < CONTENT_TYPE.length; k++) if (buf[from + k] !== CONTENT_TYPE[k]) return undefined
+  const valueEnd = valueStart + EVENT_JSON.length
+  if (valueEnd > to) return false
+  for (let k = 0; k < EVENT_JSON.length; k++) if (buf[valueStart + k] !== EVENT_JSON[k]) return false
+  return valueEnd === to || (buf[valueEnd] === COLON && buf[valueEnd + 1] === SPACE)
+}
+
+/**
+ * Takes an event's JSON body (the bytes after its headers) instead of esl-lite: true when taken,
+ * false to leave it to esl-lite (which then reads it as before, errors and all).
+ */
+export type EventTaker = (body: Buffer) => boolean
+
+/**
  * `chunks` re-cut so that every chunk yielded ends where a message ends (a trailing piece is
  * yielded last, when the socket ends). A long body is gathered as a list and joined once, when
  * it is whole.
+ *
+ * With `takeEvent`, every whole `text/event-json` message is offered to it instead, in stream
+ * order: the messages before it are yielded first, and it is offered only once the consumer asks
+ * for more, i.e. once esl-lite has handled them (its parser and its client loop handle every
+ * message of a chunk before they pull the next one). So a command's reply still reaches esl-lite
+ * before the BACKGROUND_JOB or channel event that follows it on the wire reaches the daemon.
  */
-export async function* wholeMessages(chunks: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+export async function* wholeMessages(chunks: AsyncIterable<Buffer>, takeEvent?: EventTaker): AsyncGenerator<Buffer> {
   let parts: Buffer[] = []
   let length = 0
   let need = 0
@@ -95,12 +155,26 @@ export async function* wholeMessages(chunks: AsyncIterable<Buffer>): AsyncGenera
     length += chunk.length
     if (length < need) continue
     const buf = parts.length === 1 ? chunk : Buffer.concat(parts, length)
-    const scan = scanMessages(buf)
-    const rest = buf.subarray(scan.complete)
+    /** Start of the messages not yet handed on (yielded or taken). */
+    let from = 0
+    let at = 0
+    for (;;) {
+      const frame = frameAt(buf, at)
+      if (!('end' in frame)) {
+        need = frame.need
+        break
+      }
+      if (takeEvent !== undefined && frame.eventJson) {
+        if (at > from) yield buf.subarray(from, at)
+        if (takeEvent(buf.subarray(frame.bodyStart, frame.end))) from = frame.end
+        else from = at
+      }
+      at = frame.end
+    }
+    if (at > from) yield buf.subarray(from, at)
+    const rest = buf.subarray(at)
     parts = rest.length > 0 ? [rest] : []
     length = rest.length
-    need = scan.need
-    if (scan.complete > 0) yield buf.subarray(0, scan.complete)
   }
   // The socket ended inside a message: esl-lite reports what is left (FreeSwitchParserNonEmptyBufferAtEndError).
   if (length > 0) yield Buffer.concat(parts, length)

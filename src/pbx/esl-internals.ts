@@ -14,14 +14,14 @@
  *   only says so when the next socket authenticates), to read `bytesRead`, the cheapest
  *   proof that FreeSWITCH is sending (src/pbx/link-health.ts), and to hand its parser whole
  *   messages only: it loses a message whose headers' blank line TCP splits in two
- *   (src/pbx/esl-framing.ts).
+ *   (src/pbx/esl-framing.ts), and to take the events off its path (the same file says why).
  *
  * Every access is checked once at start: should esl-lite change, the daemon refuses to start
  * with a clear message rather than silently losing these guarantees (test/pbx/connection.test.ts).
  */
 import type { Socket } from 'node:net'
 import type { FreeSwitchClient } from 'esl-lite'
-import { wholeMessages } from './esl-framing.js'
+import { wholeMessages, type EventTaker } from './esl-framing.js'
 
 /** A command/reply as esl-lite hands it to the queue item (headers parsed, body raw). */
 export interface EslReply {
@@ -60,9 +60,10 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 
 /**
  * Checks esl-lite's shape and taps its sockets. Must run synchronously after the client is
- * constructed: esl-lite starts connecting on the next tick.
+ * constructed: esl-lite starts connecting on the next tick. `takeEvent` receives the events
+ * esl-lite would otherwise parse and emit (src/pbx/esl-framing.ts).
  */
-export function tapEslLite(client: FreeSwitchClient, onSocket: (socket: Socket) => void): EslInternals {
+export function tapEslLite(client: FreeSwitchClient, onSocket: (socket: Socket) => void, takeEvent?: EventTaker): EslInternals {
   // esl-lite's fields are private in its types but plain properties at runtime (checked here).
   const view = client as unknown as Record<string, unknown>
   const queue = view['queue']
@@ -85,7 +86,7 @@ export function tapEslLite(client: FreeSwitchClient, onSocket: (socket: Socket) 
     return (async function* tapped() {
       for await (const socket of inner) {
         onSocket(socket)
-        wholeMessagesOnly(socket)
+        wholeMessagesOnly(socket, takeEvent)
         yield socket
       }
     })()
@@ -101,12 +102,13 @@ export function tapEslLite(client: FreeSwitchClient, onSocket: (socket: Socket) 
 
 /**
  * esl-lite reads the socket with `for await` (its FreeSwitchParser): that iteration, and only
- * it, now yields whole messages (src/pbx/esl-framing.ts). The socket is otherwise untouched.
+ * it, now yields whole messages, without the events taken (src/pbx/esl-framing.ts). The socket
+ * is otherwise untouched.
  */
-function wholeMessagesOnly(socket: Socket): void {
+function wholeMessagesOnly(socket: Socket, takeEvent: EventTaker | undefined): void {
   const chunks = socket[Symbol.asyncIterator].bind(socket) as () => AsyncIterator<Buffer>
   Object.defineProperty(socket, Symbol.asyncIterator, {
     configurable: true,
-    value: () => wholeMessages({ [Symbol.asyncIterator]: chunks }),
+    value: () => wholeMessages({ [Symbol.asyncIterator]: chunks }, takeEvent),
   })
 }

@@ -7,7 +7,7 @@ import t from 'tap'
 import { Readable } from 'node:stream'
 import { FreeSwitchParser } from 'esl-lite'
 import { connectPbx } from '../../src/pbx/connection.js'
-import { scanMessages, wholeMessages } from '../../src/pbx/esl-framing.js'
+import { frameAt, scanMessages, wholeMessages, type EventTaker } from '../../src/pbx/esl-framing.js'
 import type { FsEvent } from '../../src/pbx/types.js'
 import { silentLogger } from '../../src/util/logger.js'
 import { frameEvent, startMiniEsl } from './mini-esl.js'
@@ -84,6 +84,85 @@ t.test('every chunk wholeMessages hands on ends where a message ends, whatever t
   t.pass(`${cases} ways of cutting ${STREAM.length} bytes: same bytes, whole messages, esl-lite reads all ${MESSAGES.length}`)
 })
 
+/**
+ * Runs the chunks through wholeMessages with a taker, into esl-lite's own parser, as the daemon's
+ * socket runs: one log of what esl-lite read and what the taker took, in the order they happened.
+ */
+async function handled(chunks: readonly Buffer[], take: (body: string) => boolean): Promise<string[]> {
+  const log: string[] = []
+  const taker: EventTaker = (body) => {
+    const text = body.toString('utf8')
+    if (!take(text)) return false
+    log.push(`taken ${text}`)
+    return true
+  }
+  for await (const m of FreeSwitchParser(wholeMessages(Readable.from(chunks), taker), silent)) {
+    if (m instanceof Error) log.push(`error: ${m.name}`)
+    else log.push(`esl-lite ${m.body.length > 0 ? m.body.toString('utf8') : (m.headers.contentType ?? '?')}`)
+  }
+  return log
+}
+
+/** What `handled` must log: the events taken, everything else read by esl-lite, in stream order. */
+const inOrder = (takeBody: (body: string) => boolean) =>
+  MESSAGES.map((m) => {
+    const blank = m.indexOf('\n\n')
+    const body = m.slice(blank + 2)
+    const isEvent = m.slice(0, blank).split('\n').includes('Content-Type: text/event-json')
+    if (isEvent && takeBody(body)) return `taken ${body}`
+    return `esl-lite ${body.length > 0 ? body : (m.slice(0, blank).match(/Content-Type: (.*)/)?.[1] ?? '?')}`
+  })
+
+t.test('takeEvent: every event is taken in its place in the stream, after esl-lite read what came before it, whatever the cuts', async (t) => {
+  const all = () => true
+  const expected = inOrder(all)
+  t.equal(expected.filter((l) => l.startsWith('taken')).length, 3, 'the three events are taken, the reply and the api/response are not')
+  t.same(await handled([STREAM], all), expected, 'one chunk')
+  let cases = 1
+  for (let cut = 1; cut < STREAM.length; cut++) {
+    cases++
+    const log = await handled(splitAt(STREAM, [cut]), all)
+    if (JSON.stringify(log) !== JSON.stringify(expected)) t.fail(`cut at ${cut}: ${JSON.stringify(log)}`)
+  }
+  let seed = 11
+  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31)
+  for (let i = 0; i < 200; i++) {
+    const cuts = [...new Set(Array.from({ length: 1 + Math.floor(random() * 40) }, () => 1 + Math.floor(random() * (STREAM.length - 1))))].sort((a, b) => a - b)
+    cases++
+    const log = await handled(splitAt(STREAM, cuts), all)
+    if (JSON.stringify(log) !== JSON.stringify(expected)) t.fail(`cuts ${cuts.join(',')}: ${JSON.stringify(log)}`)
+  }
+  t.pass(`${cases} ways of cutting: the same order every time`)
+})
+
+t.test('takeEvent: an event it refuses goes to esl-lite, in its place', async (t) => {
+  const notDestroy = (body: string) => !body.includes('CHANNEL_DESTROY')
+  const log = await handled([STREAM], notDestroy)
+  t.same(log, inOrder(notDestroy))
+  t.ok(
+    log.some((l) => l.startsWith('esl-lite') && l.includes('CHANNEL_DESTROY')),
+    'esl-lite read the refused CHANNEL_DESTROY',
+  )
+})
+
+t.test('frameAt: which messages are text/event-json, as esl-lite reads Content-Type', async (t) => {
+  const kind = (headers: string) => {
+    const f = frameAt(Buffer.from(`${headers}\n\n`), 0)
+    return 'end' in f ? f.eventJson : 'incomplete'
+  }
+  t.equal(kind('Content-Type: text/event-json'), true)
+  t.equal(kind('Content-Length: 0\nContent-Type: text/event-json'), true, 'after Content-Length')
+  t.equal(kind('Content-Type: text/event-json: more'), true, 'esl-lite keeps the value up to a further ": "')
+  t.equal(kind('Content-Type: text/event-jsonx'), false)
+  t.equal(kind('Content-Type: text/event-json:x'), false, 'a ":" without a space is part of the value')
+  t.equal(kind('Content-Type: text/event-plain'), false)
+  t.equal(kind('Content-Type: command/reply\nReply-Text: +OK'), false)
+  t.equal(kind('Content-Type: text/event-json\nContent-Type: command/reply'), false, 'the last Content-Type wins')
+  t.equal(kind('Content-Type: command/reply\nContent-Type: text/event-json'), true, 'the last Content-Type wins')
+  t.equal(kind('X-Content-Type: text/event-json'), false, 'another header')
+  t.equal(kind('Content-Type:  text/event-json'), false, 'a second space is part of the value')
+})
+
 t.test('scanMessages: complete length and what the next message needs', async (t) => {
   const first = Buffer.byteLength(MESSAGES[0] ?? '')
   t.same(scanMessages(STREAM.subarray(0, 10)), { complete: 0, need: 0 }, 'headers not complete: nothing to wait for yet')
@@ -129,4 +208,49 @@ t.test('the daemon gets every event when TCP splits one between its two newlines
     ['split-1', 'split-2', 'split-3'],
     'all three, in order',
   )
+})
+
+t.test('the daemon reads the events itself: each delivered once, in order; a body that is no event resets the link as esl-lite did', async (t) => {
+  const esl = await startMiniEsl()
+  const pbx = connectPbx({ host: '127.0.0.1', port: esl.port, password: 'ClueCon', logger: silentLogger(), commandTimeoutMs: 1000 })
+  t.teardown(async () => {
+    await pbx.close()
+    await esl.close()
+  })
+  const waitFor = async (what: () => boolean) => {
+    const until = Date.now() + 10_000
+    while (!what() && Date.now() < until) await new Promise((r) => setTimeout(r, 10))
+    return what()
+  }
+  t.ok(await waitFor(() => pbx.isConnected()), 'link up')
+  const seen: FsEvent[] = []
+  pbx.onEvent((e) => seen.push(e))
+  const raw = (body: string) => `Content-Length: ${Buffer.byteLength(body)}\nContent-Type: text/event-json\n\n${body}`
+  esl.sendRaw(
+    [
+      frameEvent({ 'Event-Name': 'CHANNEL_CREATE', 'Unique-ID': 'ok-1' }),
+      // An array value (switch_event_serialize_json writes a multi-valued header as one): removed.
+      raw('{"Event-Name":"CHANNEL_ANSWER","Unique-ID":"ok-2","variable_multi":["a","b"]}'),
+      // Not subscribed, or no event name esl-lite knows (it dropped the link for those): ignored.
+      frameEvent({ 'Event-Name': 'RE_SCHEDULE', 'Unique-ID': 'not-subscribed' }),
+      frameEvent({ 'Event-Name': 'NOT_AN_EVENT', 'Unique-ID': 'unknown-name' }),
+      frameEvent({ 'Event-Name': 'CHANNEL_DESTROY', 'Unique-ID': 'ok-3' }),
+    ].join(''),
+  )
+  t.ok(await waitFor(() => seen.length >= 3), 'three events delivered')
+  await new Promise((r) => setTimeout(r, 100))
+  t.same(seen.map((e) => e['Unique-ID']), ['ok-1', 'ok-2', 'ok-3'], 'the subscribed ones, once each, in order')
+  t.notOk('variable_multi' in (seen[1] ?? {}), 'a non-string header is removed')
+  t.equal(pbx.stats().connections, 1, 'the same socket all along')
+
+  // A body esl-lite cannot read as an event (not JSON, not an object, no Event-Name) is left to
+  // esl-lite, which drops the socket (its client loop breaks on such an error) and reconnects:
+  // with the stream's framing in doubt, a fresh socket and a re-read of the channels are safer.
+  for (const [i, bad] of ['not json {', '["CHANNEL_CREATE"]', '{"Unique-ID":"no-name"}'].entries()) {
+    esl.sendRaw(raw(bad) + frameEvent({ 'Event-Name': 'CHANNEL_CREATE', 'Unique-ID': `lost-${i}` }))
+    t.ok(await waitFor(() => pbx.stats().connections === i + 2 && pbx.isConnected()), `${JSON.stringify(bad)}: the link was reset and is up again`)
+  }
+  t.notOk(seen.some((e) => e['Unique-ID']?.startsWith('lost-')), 'nothing after a bad body on its socket was delivered')
+  esl.sendRaw(frameEvent({ 'Event-Name': 'CHANNEL_CREATE', 'Unique-ID': 'after' }))
+  t.ok(await waitFor(() => seen.some((e) => e['Unique-ID'] === 'after')), 'events flow again on the new socket')
 })
