@@ -25,9 +25,10 @@
  *   socket that closed fails with `disconnected` (its BACKGROUND_JOB went with the socket).
  * - On each new socket, a probe queued behind esl-lite's auth and subscriptions proves the
  *   socket authenticated and subscribed: "up", and onConnected listeners run (resynchronisation).
- * - Events are read here, not by esl-lite: the tapped socket offers each `text/event-json`
- *   message to takeEvent in its place in the stream (src/pbx/esl-framing.ts says why and how
- *   the order with esl-lite's command replies is kept); esl-lite only subscribes.
+ * - Events are read by the daemon, not by esl-lite: the tapped socket offers each
+ *   `text/event-json` message to the router (src/pbx/event-router.ts) in its place in the
+ *   stream (src/pbx/esl-framing.ts says why, and how the order with esl-lite's command replies
+ *   is kept); esl-lite only subscribes.
  *
  * Longer than our usual ~400 lines on purpose: these guarantees share one socket generation,
  * one queue of Outgoing commands and one health judgement, and split across files they would
@@ -44,7 +45,8 @@ import { PATTERNS } from './commands.js'
 import { applyEventFilters, DELIVERED_EVENTS, EXECUTE_NAME, subclassFilter } from './event-filter.js'
 import { redactApp, redactCommand } from './redact.js'
 import { tapEslLite } from './esl-internals.js'
-import { readEventJson, toFsEvent } from './event-json.js'
+import { toFsEvent } from './event-json.js'
+import { EventRouter } from './event-router.js'
 import { DEFAULT_LINK_HEALTH, LinkHealth, type LinkHealthOptions, type LinkState } from './link-health.js'
 import { NOOP_COMMAND, Outgoing } from './outgoing.js'
 import type { PbxJobSubmitter, SubmitOptions, SubmittedJob } from './submit.js'
@@ -129,7 +131,6 @@ export function connectPbx(opts: PbxConnectionOptions): PbxConnection {
   const eslLogger = log.child({ module: 'esl-lite' }, { level: log.isLevelEnabled('debug') ? log.level : 'silent' })
   const client = new FreeSwitchClient({ host: opts.host, port: opts.port, password: opts.password, logger: eslLogger })
 
-  const eventListeners = new Set<(e: FsEvent) => void>()
   /** The filters of the CUSTOM subclasses asked for (onCustomEvent), sent on every socket. */
   const subclassFilters: string[] = []
   const connectedListeners = new Set<() => void>()
@@ -190,7 +191,7 @@ export function connectPbx(opts: PbxConnectionOptions): PbxConnection {
     s.once('close', gone)
   }
 
-  /** Set below, once route() exists; esl-lite reads no socket before the next tick. */
+  /** Set below, once the router exists; esl-lite reads no socket before the next tick. */
   let takeEvent: (body: Buffer) => boolean = () => false
   const internals = tapEslLite(client, onSocket, (body) => takeEvent(body))
 
@@ -293,81 +294,33 @@ export function connectPbx(opts: PbxConnectionOptions): PbxConnection {
     }
   }, tickMs)
 
-  /** Listeners of the CUSTOM subclasses asked for (onCustomEvent), by subclass. */
-  const customListeners = new Map<string, Set<(event: FsEvent) => void>>()
-
-  const deliver = (event: FsEvent) => {
-    const name = event['Event-Name']
-    if (name === 'CHANNEL_EXECUTE_COMPLETE') {
-      const appUuid = event['Application-UUID']
-      const pending = appUuid === undefined ? undefined : executes.get(appUuid)
-      if (pending !== undefined && appUuid !== undefined) {
+  const router = new EventRouter(
+    SUBSCRIBED_EVENTS,
+    {
+      heard: () => health.heard(),
+      shutdown: () => shutdownNotice('SHUTDOWN event'),
+      jobDone(jobUuid, body) {
+        const job = jobs.get(jobUuid)
+        if (job === undefined) return
+        jobs.delete(jobUuid)
+        clearTimeout(job.timer)
+        job.resolve(ok(body))
+      },
+      executeDone(appUuid, event) {
+        const pending = executes.get(appUuid)
+        if (pending === undefined) return
         executes.delete(appUuid)
         clearTimeout(pending.timer)
         pending.resolve(ok(event))
-      }
-    } else if (name === 'BACKGROUND_JOB') {
-      const jobUuid = event['Job-UUID'] ?? ''
-      const job = jobs.get(jobUuid)
-      if (job !== undefined) {
-        jobs.delete(jobUuid)
-        clearTimeout(job.timer)
-        job.resolve(ok(event._body ?? ''))
-      }
-    }
-    for (const l of [...eventListeners]) {
-      try {
-        l(event)
-      } catch (e) {
-        log.error({ err: e, event: event['Event-Name'] }, 'event listener failed')
-      }
-    }
-  }
-
-  const deliverCustom = (event: FsEvent) => {
-    const subclass = event['Event-Subclass']
-    const listeners = subclass === undefined ? undefined : customListeners.get(subclass)
-    if (listeners === undefined) return
-    for (const l of [...listeners]) {
-      try {
-        l(event)
-      } catch (e) {
-        log.error({ err: e, subclass }, 'custom event listener failed')
-      }
-    }
-  }
-
-  const subscribed = new Set<string>(SUBSCRIBED_EVENTS)
-  /** Every event the daemon receives, whoever parsed it, goes here. */
-  const route = (event: FsEvent) => {
-    health.heard()
-    const name = event['Event-Name'] ?? ''
-    if (subscribed.has(name)) deliver(event)
-    else if (name === 'CUSTOM') deliverCustom(event)
-    else if (name === 'SHUTDOWN') shutdownNotice('SHUTDOWN event')
-  }
-
-  /**
-   * The events, read here instead of by esl-lite (src/pbx/esl-framing.ts says why). Runs inside
-   * esl-lite's read loop: nothing may escape it. A body that is no event (not JSON, no
-   * Event-Name) is left to esl-lite, which does what it always did: it drops the socket and
-   * reconnects (with the stream's framing in doubt, a fresh socket and a re-read of the
-   * channels are the safe way on). An event name nobody subscribed to is ignored.
-   */
-  takeEvent = (body: Buffer): boolean => {
-    const event = readEventJson(body)
-    if (event === undefined) return false
-    try {
-      route(event)
-    } catch (e) {
-      log.error({ err: e, event: event['Event-Name'] }, 'event delivery failed')
-    }
-    return true
-  }
+      },
+    },
+    log,
+  )
+  takeEvent = (body) => router.take(body)
   // esl-lite subscribes to the events that have listeners (`event json ...`, again on every new
-  // socket); the events themselves reach route() through takeEvent, and would through these
+  // socket); the events themselves reach the router through takeEvent, and would through these
   // listeners too should one ever get past the tap.
-  const fromEslLite = (ev: FreeSwitchEventData) => route(toFsEvent(ev.body.data))
+  const fromEslLite = (ev: FreeSwitchEventData) => router.route(toFsEvent(ev.body.data))
   for (const name of SUBSCRIBED_EVENTS) client.on(name, fromEslLite)
   client.on('SHUTDOWN', fromEslLite)
 
@@ -446,19 +399,11 @@ export function connectPbx(opts: PbxConnectionOptions): PbxConnection {
         if (socketOpen()) void send(filter, socketOpen).outcome
       }
       for (const subclass of subclasses) {
-        let listeners = customListeners.get(subclass)
-        if (listeners === undefined) {
-          customListeners.set(subclass, (listeners = new Set()))
-          // esl-lite subscribes (`event json CUSTOM <subclass>`) now and on every new socket.
-          client.custom.on(subclass, fromEslLite)
-        }
-        listeners.add(listener)
+        // esl-lite subscribes (`event json CUSTOM <subclass>`) now and on every new socket.
+        if (router.onCustom(subclass, listener)) client.custom.on(subclass, fromEslLite)
       }
     },
-    onEvent(listener) {
-      eventListeners.add(listener)
-      return () => eventListeners.delete(listener)
-    },
+    onEvent: (listener) => router.onEvent(listener),
     onConnected(listener) {
       connectedListeners.add(listener)
       return () => connectedListeners.delete(listener)
