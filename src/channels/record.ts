@@ -2,13 +2,21 @@
  * The writable form of a channel record, and its one constructor. Every record is an instance
  * of one class with every field set in its constructor, so all records share one shape (V8
  * keeps them compact and their field reads fast). Only the model's own modules see the
- * writable form.
+ * writable form; readers see the plain fields of ChannelRecord (types.ts), some of which are
+ * accessors on the class's prototype over a more compact storage. Each field of the instance
+ * costs 8 bytes per live call (x64 Node without pointer compression), and accessors cost
+ * nothing per instance: the scale benchmark's heap per live call (docs/bench.md) is mostly
+ * these records.
  *
- * Times are kept as milliseconds from TIME_BASE (when this module loaded) and read back as
- * epoch milliseconds through accessors: an epoch millisecond count does not fit V8's small
- * integers, so each time field held a boxed number of its own (16 B more per time, three or
- * four per live call: the scale benchmark's heap per live call, docs/bench.md). Offsets stay
- * small integers for ±24 days around the start; past that V8 boxes them again, correctly.
+ * - Times are kept as milliseconds from TIME_BASE (when this module loaded) and read back as
+ *   epoch milliseconds: an epoch millisecond count does not fit V8's small integers, so each
+ *   time field held a boxed number of its own (16 B more per time). Offsets stay small
+ *   integers for ±24 days around the start; past that V8 boxes them again, correctly.
+ * - `state`, `answered`, `direction` and `gateway` share one small integer (`flags`).
+ * - The fields a live answered call seldom has (its hangup, the leg it is bridged to, end_user,
+ *   the legs it was connected to) live in one side object, made when the first of them is set.
+ * - Accessors are not own properties: a record spread (`{ ...ch }`) or serialised whole loses
+ *   them. Readers read the fields they need (src/cti/view.ts does).
  */
 import type { ChannelRecord, ChannelState, CallDirection } from './types.js'
 import type { EndUser } from '../pbx/end-user.js'
@@ -26,30 +34,46 @@ const TIME_BASE = Math.floor(Date.now() / 1000) * 1000
 const toOffset = (ms: number): number => ms - TIME_BASE
 const fromOffset = (o: number | undefined): number | undefined => (o === undefined ? undefined : o + TIME_BASE)
 
+// `flags`: bits 0-2 the state (its index in STATES), bit 3 answered, bits 4-5 the direction
+// (its index in DIRECTIONS), bit 6 gateway. 0 is a new record: calling, not answered, no
+// direction, no gateway.
+const STATES: readonly ChannelState[] = ['calling', 'ringing', 'answered', 'bridged', 'park', 'ivr', 'hangup']
+const STATE_INDEX: ReadonlyMap<unknown, number> = new Map(STATES.map((s, i) => [s, i]))
+const STATE_MASK = 0b111
+const ANSWERED = 1 << 3
+const DIRECTIONS: readonly (CallDirection | undefined)[] = [undefined, 'inbound', 'outbound']
+const DIRECTION_INDEX: ReadonlyMap<unknown, number> = new Map(DIRECTIONS.map((d, i) => [d, i]))
+const DIRECTION_SHIFT = 4
+const DIRECTION_MASK = 0b11 << DIRECTION_SHIFT
+const GATEWAY = 1 << 6
+
+/** What a record seldom has while its call is up. All fields set here: one shape for all. */
+class Seldom {
+  hangupOffset: number | undefined = undefined
+  hangupCause: string | undefined = undefined
+  otherUuid: string | undefined = undefined
+  endUser: EndUser | undefined = undefined
+  peerEndUser: EndUser | undefined = undefined
+  peers: readonly string[] = NONE
+}
+
 class Channel implements MutableChannel {
   domain: string | undefined = undefined
-  state: ChannelState = 'calling'
+  private flags = 0
   private stateOffset: number
-  answered = false
   private readonly offerOffset: number
   private answerOffset: number | undefined = undefined
-  private hangupOffset: number | undefined = undefined
-  hangupCause: string | undefined = undefined
-  direction: CallDirection | undefined = undefined
   callingName: string | undefined = undefined
   callingNumber: string | undefined = undefined
   calledNumber: string | undefined = undefined
-  otherUuid: string | undefined = undefined
   requestId: string | undefined = undefined
   operation: string | undefined = undefined
   role: string | undefined = undefined
   userId: string | undefined = undefined
-  gateway = false
-  endUser: EndUser | undefined = undefined
-  peerEndUser: EndUser | undefined = undefined
   parties: readonly string[] = NONE
-  peers: readonly string[] = NONE
   vars: Record<string, string> = {}
+  /** Undefined until one of its fields is set to something. */
+  private seldom: Seldom | undefined = undefined
 
   constructor(
     readonly uuid: string,
@@ -59,6 +83,35 @@ class Channel implements MutableChannel {
   ) {
     this.stateOffset = toOffset(at)
     this.offerOffset = toOffset(offerAt)
+  }
+
+  get state(): ChannelState {
+    return STATES[this.flags & STATE_MASK] as ChannelState
+  }
+  set state(state: ChannelState) {
+    const i = STATE_INDEX.get(state)
+    if (i === undefined) throw new Error(`not a channel state: ${String(state)}`)
+    this.flags = (this.flags & ~STATE_MASK) | i
+  }
+  get answered(): boolean {
+    return (this.flags & ANSWERED) !== 0
+  }
+  set answered(yes: boolean) {
+    this.flags = yes ? this.flags | ANSWERED : this.flags & ~ANSWERED
+  }
+  get direction(): CallDirection | undefined {
+    return DIRECTIONS[(this.flags & DIRECTION_MASK) >> DIRECTION_SHIFT]
+  }
+  set direction(direction: CallDirection | undefined) {
+    const i = DIRECTION_INDEX.get(direction)
+    if (i === undefined) throw new Error(`not a call direction: ${String(direction)}`)
+    this.flags = (this.flags & ~DIRECTION_MASK) | (i << DIRECTION_SHIFT)
+  }
+  get gateway(): boolean {
+    return (this.flags & GATEWAY) !== 0
+  }
+  set gateway(yes: boolean) {
+    this.flags = yes ? this.flags | GATEWAY : this.flags & ~GATEWAY
   }
 
   get stateAt(): number {
@@ -79,11 +132,53 @@ class Channel implements MutableChannel {
   set answerAt(ms: number | undefined) {
     this.answerOffset = ms === undefined ? undefined : toOffset(ms)
   }
+
+  /** The side object to write `value` into; undefined when there is none and `value` is its field's default. */
+  private seldomFor(value: unknown, defaultValue: unknown): Seldom | undefined {
+    if (this.seldom === undefined && value !== defaultValue) this.seldom = new Seldom()
+    return this.seldom
+  }
   get hangupAt(): number | undefined {
-    return fromOffset(this.hangupOffset)
+    return fromOffset(this.seldom?.hangupOffset)
   }
   set hangupAt(ms: number | undefined) {
-    this.hangupOffset = ms === undefined ? undefined : toOffset(ms)
+    const s = this.seldomFor(ms, undefined)
+    if (s !== undefined) s.hangupOffset = ms === undefined ? undefined : toOffset(ms)
+  }
+  get hangupCause(): string | undefined {
+    return this.seldom?.hangupCause
+  }
+  set hangupCause(cause: string | undefined) {
+    const s = this.seldomFor(cause, undefined)
+    if (s !== undefined) s.hangupCause = cause
+  }
+  get otherUuid(): string | undefined {
+    return this.seldom?.otherUuid
+  }
+  set otherUuid(uuid: string | undefined) {
+    const s = this.seldomFor(uuid, undefined)
+    if (s !== undefined) s.otherUuid = uuid
+  }
+  get endUser(): EndUser | undefined {
+    return this.seldom?.endUser
+  }
+  set endUser(endUser: EndUser | undefined) {
+    const s = this.seldomFor(endUser, undefined)
+    if (s !== undefined) s.endUser = endUser
+  }
+  get peerEndUser(): EndUser | undefined {
+    return this.seldom?.peerEndUser
+  }
+  set peerEndUser(endUser: EndUser | undefined) {
+    const s = this.seldomFor(endUser, undefined)
+    if (s !== undefined) s.peerEndUser = endUser
+  }
+  get peers(): readonly string[] {
+    return this.seldom?.peers ?? NONE
+  }
+  set peers(peers: readonly string[]) {
+    const s = this.seldomFor(peers, NONE)
+    if (s !== undefined) s.peers = peers
   }
 }
 

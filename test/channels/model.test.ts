@@ -77,7 +77,7 @@ t.test('resync: channels gone meanwhile are dropped, new ones adopted with their
   t.equal(resynced.length, 1)
   t.equal(channels.get(U(1)), undefined)
   t.equal(channels.get(U(2))?.answered, true)
-  t.same({ ...channels.get(U(3)) }, { ...channels.get(U(3)), domain: 'a.test', requestId: 'r3', role: 'originator', state: 'ringing' })
+  t.match(channels.get(U(3)), { domain: 'a.test', requestId: 'r3', role: 'originator', state: 'ringing' })
   t.equal(channels.liveCount('a.test'), 2)
   t.same(
     changes.filter((c) => c.resync === true).map((c) => [c.kind, c.channel.uuid]),
