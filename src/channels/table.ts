@@ -1,9 +1,14 @@
 /**
- * The table of live channels and its indexes: by UUID, by domain (with the live count the
- * channel limit reads), by user (the users party to a channel) and by request id. Every change
+ * The table of live channels and its indexes: by UUID, by user (the users party to a channel)
+ * and by request id, with the live count per domain that the channel limit reads. Every change
  * to an indexed field goes through a method here, so the indexes can never disagree with the
  * records. What the fields mean, and when they change, is decided by the event reducer and
  * the re-read (event-reducer.ts, reconcile.ts).
+ *
+ * No index by domain: a domain's channels are listed only when a full-events CTI connection
+ * opens or a cluster node republishes its box (src/cti/hub.ts), and a walk over the table then
+ * costs less than keeping every live channel in a set per domain (≈ 30 B of heap per live call,
+ * the scale benchmark's figure, docs/bench.md; and a set insert and delete per call).
  */
 import { performance } from 'node:perf_hooks'
 import { MultiMap } from './multi-map.js'
@@ -17,7 +22,6 @@ const userKey = (domain: string, userId: string): string => `${domain}\0${userId
 
 export class ChannelTable {
   private readonly channels = new Map<string, MutableChannel>()
-  private readonly byDomain = new MultiMap<string, MutableChannel>()
   /** Channels of each domain that are not hung up: what the channel limit counts. */
   private readonly liveByDomain = new Map<string, number>()
   private readonly byUser = new MultiMap<string, MutableChannel>()
@@ -61,7 +65,6 @@ export class ChannelTable {
     let name = this.domainNames.get(domain)
     if (name === undefined) this.domainNames.set(domain, (name = domain))
     ch.domain = name
-    this.byDomain.add(name, ch)
     if (ch.state !== 'hangup') this.liveByDomain.set(name, (this.liveByDomain.get(name) ?? 0) + 1)
     for (const userId of ch.parties) this.byUser.add(userKey(name, userId), ch)
   }
@@ -107,7 +110,6 @@ export class ChannelTable {
     this.channels.delete(ch.uuid)
     this.unlive(ch)
     if (ch.domain !== undefined) {
-      this.byDomain.delete(ch.domain, ch)
       for (const userId of ch.parties) this.byUser.delete(userKey(ch.domain, userId), ch)
     }
     if (ch.requestId !== undefined) this.byRequest.delete(ch.requestId, ch)
@@ -136,9 +138,9 @@ export class ChannelTable {
     return this.liveByDomain.get(domain) ?? 0
   }
 
-  /** Every channel of the domain, hung-up ones included until they are destroyed. */
-  ofDomain(domain: string): Iterable<ChannelRecord> {
-    return this.byDomain.get(domain)
+  /** Every channel of the domain, hung-up ones included until they are destroyed, oldest first. */
+  *ofDomain(domain: string): Iterable<ChannelRecord> {
+    for (const ch of this.channels.values()) if (ch.domain === domain) yield ch
   }
 
   /** The channels of the domain that the user is a party to. */
