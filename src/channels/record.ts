@@ -133,52 +133,49 @@ class Channel implements MutableChannel {
     this.answerOffset = ms === undefined ? undefined : toOffset(ms)
   }
 
-  /** The side object to write `value` into; undefined when there is none and `value` is its field's default. */
-  private seldomFor(value: unknown, defaultValue: unknown): Seldom | undefined {
-    if (this.seldom === undefined && value !== defaultValue) this.seldom = new Seldom()
-    return this.seldom
+  /** Writes a seldom field; the side object is made only when `value` is not the field's default (`unset`). */
+  private setSeldom<K extends keyof Seldom>(key: K, value: Seldom[K], unset: Seldom[K]): void {
+    if (this.seldom === undefined) {
+      if (value === unset) return
+      this.seldom = new Seldom()
+    }
+    this.seldom[key] = value
   }
   get hangupAt(): number | undefined {
     return fromOffset(this.seldom?.hangupOffset)
   }
   set hangupAt(ms: number | undefined) {
-    const s = this.seldomFor(ms, undefined)
-    if (s !== undefined) s.hangupOffset = ms === undefined ? undefined : toOffset(ms)
+    this.setSeldom('hangupOffset', ms === undefined ? undefined : toOffset(ms), undefined)
   }
   get hangupCause(): string | undefined {
     return this.seldom?.hangupCause
   }
   set hangupCause(cause: string | undefined) {
-    const s = this.seldomFor(cause, undefined)
-    if (s !== undefined) s.hangupCause = cause
+    this.setSeldom('hangupCause', cause, undefined)
   }
   get otherUuid(): string | undefined {
     return this.seldom?.otherUuid
   }
   set otherUuid(uuid: string | undefined) {
-    const s = this.seldomFor(uuid, undefined)
-    if (s !== undefined) s.otherUuid = uuid
+    this.setSeldom('otherUuid', uuid, undefined)
   }
   get endUser(): EndUser | undefined {
     return this.seldom?.endUser
   }
   set endUser(endUser: EndUser | undefined) {
-    const s = this.seldomFor(endUser, undefined)
-    if (s !== undefined) s.endUser = endUser
+    this.setSeldom('endUser', endUser, undefined)
   }
   get peerEndUser(): EndUser | undefined {
     return this.seldom?.peerEndUser
   }
   set peerEndUser(endUser: EndUser | undefined) {
-    const s = this.seldomFor(endUser, undefined)
-    if (s !== undefined) s.peerEndUser = endUser
+    this.setSeldom('peerEndUser', endUser, undefined)
   }
   get peers(): readonly string[] {
     return this.seldom?.peers ?? NONE
   }
   set peers(peers: readonly string[]) {
-    const s = this.seldomFor(peers, NONE)
-    if (s !== undefined) s.peers = peers
+    this.setSeldom('peers', peers, NONE)
   }
 }
 

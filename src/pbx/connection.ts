@@ -123,6 +123,15 @@ const mapError = (e: Error): PbxError => {
   }
 }
 
+/** Settles the pending job or execute waiting under `key`, if there is one (ours), with its result. */
+function settle<T>(pending: Map<string, { resolve: (r: Result<T, PbxError>) => void; timer: NodeJS.Timeout | undefined }>, key: string, value: T): void {
+  const p = pending.get(key)
+  if (p === undefined) return
+  pending.delete(key)
+  clearTimeout(p.timer)
+  p.resolve(ok(value))
+}
+
 export function connectPbx(opts: PbxConnectionOptions): PbxConnection {
   const log = opts.logger
   const tickMs = opts.tickMs ?? 50
@@ -299,20 +308,8 @@ export function connectPbx(opts: PbxConnectionOptions): PbxConnection {
     {
       heard: () => health.heard(),
       shutdown: () => shutdownNotice('SHUTDOWN event'),
-      jobDone(jobUuid, body) {
-        const job = jobs.get(jobUuid)
-        if (job === undefined) return
-        jobs.delete(jobUuid)
-        clearTimeout(job.timer)
-        job.resolve(ok(body))
-      },
-      executeDone(appUuid, event) {
-        const pending = executes.get(appUuid)
-        if (pending === undefined) return
-        executes.delete(appUuid)
-        clearTimeout(pending.timer)
-        pending.resolve(ok(event))
-      },
+      jobDone: (jobUuid, body) => settle(jobs, jobUuid, body),
+      executeDone: (appUuid, event) => settle(executes, appUuid, event),
     },
     log,
   )
