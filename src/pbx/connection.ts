@@ -200,9 +200,18 @@ export function connectPbx(opts: PbxConnectionOptions): PbxConnection {
     s.once('close', gone)
   }
 
-  /** Set below, once the router exists; esl-lite reads no socket before the next tick. */
-  let takeEvent: (body: Buffer) => boolean = () => false
-  const internals = tapEslLite(client, onSocket, (body) => takeEvent(body))
+  // Its hooks run only once events arrive, after the rest of this function has run.
+  const router = new EventRouter(
+    SUBSCRIBED_EVENTS,
+    {
+      heard: () => health.heard(),
+      shutdown: () => shutdownNotice('SHUTDOWN event'),
+      jobDone: (jobUuid, body) => settle(jobs, jobUuid, body),
+      executeDone: (appUuid, event) => settle(executes, appUuid, event),
+    },
+    log,
+  )
+  const internals = tapEslLite(client, onSocket, (body) => router.take(body))
 
   const shutdownNotice = (what: string) => {
     if (closed || health.state === 'shutting_down') return
@@ -303,19 +312,8 @@ export function connectPbx(opts: PbxConnectionOptions): PbxConnection {
     }
   }, tickMs)
 
-  const router = new EventRouter(
-    SUBSCRIBED_EVENTS,
-    {
-      heard: () => health.heard(),
-      shutdown: () => shutdownNotice('SHUTDOWN event'),
-      jobDone: (jobUuid, body) => settle(jobs, jobUuid, body),
-      executeDone: (appUuid, event) => settle(executes, appUuid, event),
-    },
-    log,
-  )
-  takeEvent = (body) => router.take(body)
   // esl-lite subscribes to the events that have listeners (`event json ...`, again on every new
-  // socket); the events themselves reach the router through takeEvent, and would through these
+  // socket); the events themselves reach the router from the tapped socket, and would through these
   // listeners too should one ever get past the tap.
   const fromEslLite = (ev: FreeSwitchEventData) => router.route(toFsEvent(ev.body.data))
   for (const name of SUBSCRIBED_EVENTS) client.on(name, fromEslLite)
