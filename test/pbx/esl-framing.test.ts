@@ -3,7 +3,7 @@
  * splits between two chunks; the daemon hands its parser whole messages only. Found when the
  * scale benchmark's daemon missed one CHANNEL_DESTROY of 10,000 (docs/bench.md).
  */
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { Readable } from 'node:stream'
 import { FreeSwitchParser } from 'esl-lite'
 import { connectPbx } from '../../src/pbx/connection.js'
@@ -178,16 +178,27 @@ t.test('a trailing piece is handed on when the socket ends (esl-lite reports it)
   t.equal(Buffer.concat(out).toString(), 'Content-Type: command/reply\nReply-Te')
 })
 
-t.test('the daemon gets every event when TCP splits one between its two newlines', async (t) => {
+/** Polls `what` every 10 ms for up to 10 s; its last answer. */
+const waitFor = async (what: () => boolean): Promise<boolean> => {
+  const until = Date.now() + 10_000
+  while (!what() && Date.now() < until) await new Promise((r) => setTimeout(r, 10))
+  return what()
+}
+
+/** The daemon's connection to a mini ESL server, closed at the test's end, once its link is up. */
+async function linkedPbx(t: Test) {
   const esl = await startMiniEsl()
   const pbx = connectPbx({ host: '127.0.0.1', port: esl.port, password: 'ClueCon', logger: silentLogger(), commandTimeoutMs: 1000 })
   t.teardown(async () => {
     await pbx.close()
     await esl.close()
   })
-  const deadline = Date.now() + 10_000
-  while (!pbx.isConnected() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10))
-  t.ok(pbx.isConnected(), 'link up')
+  t.ok(await waitFor(() => pbx.isConnected()), 'link up')
+  return { esl, pbx }
+}
+
+t.test('the daemon gets every event when TCP splits one between its two newlines', async (t) => {
+  const { esl, pbx } = await linkedPbx(t)
   const seen: FsEvent[] = []
   pbx.onEvent((e) => seen.push(e))
   const events = [1, 2, 3].map((i) => frameEvent({ 'Event-Name': 'CHANNEL_DESTROY', 'Unique-ID': `split-${i}` })).join('')
@@ -201,8 +212,7 @@ t.test('the daemon gets every event when TCP splits one between its two newlines
     from = blank + 1
   }
   esl.sendRaw(events.slice(from))
-  const until = Date.now() + 5000
-  while (seen.length < 3 && Date.now() < until) await new Promise((r) => setTimeout(r, 10))
+  await waitFor(() => seen.length >= 3)
   t.same(
     seen.map((e) => e['Unique-ID']),
     ['split-1', 'split-2', 'split-3'],
@@ -211,18 +221,7 @@ t.test('the daemon gets every event when TCP splits one between its two newlines
 })
 
 t.test('the daemon reads the events itself: each delivered once, in order; a body that is no event resets the link as esl-lite did', async (t) => {
-  const esl = await startMiniEsl()
-  const pbx = connectPbx({ host: '127.0.0.1', port: esl.port, password: 'ClueCon', logger: silentLogger(), commandTimeoutMs: 1000 })
-  t.teardown(async () => {
-    await pbx.close()
-    await esl.close()
-  })
-  const waitFor = async (what: () => boolean) => {
-    const until = Date.now() + 10_000
-    while (!what() && Date.now() < until) await new Promise((r) => setTimeout(r, 10))
-    return what()
-  }
-  t.ok(await waitFor(() => pbx.isConnected()), 'link up')
+  const { esl, pbx } = await linkedPbx(t)
   const seen: FsEvent[] = []
   pbx.onEvent((e) => seen.push(e))
   const raw = (body: string) => `Content-Length: ${Buffer.byteLength(body)}\nContent-Type: text/event-json\n\n${body}`
