@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { ConfigStore } from './runtime/store.js'
 import type { Logger } from './util/logger.js'
-import { createLogger } from './util/logger.js'
+import { createStdoutLogger } from './util/logger.js'
 import { createApp } from './api/app.js'
 import { AuthThrottle } from './api/throttle.js'
 import { idempotencyStoreOf } from './api/idempotency.js'
@@ -116,7 +116,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
   if (!opened.ok) return err(opened.error)
   const store = opened.value
   const cfg = store.current().config.daemon
-  const logger = opts.logger ?? createLogger(cfg.log.level)
+  const logger = opts.logger ?? createStdoutLogger(cfg.log.level, { flushMs: cfg.log.flush_ms })
   const runtime = () => store.current()
   // The live calls page's files, read now: a build that did not copy them stops the start (src/ui/).
   const ui = uiRouter({ apiPrefix: cfg.http.prefix })

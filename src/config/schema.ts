@@ -279,6 +279,8 @@ export const daemonSchema = z.strictObject({
   log: z
     .strictObject({
       level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+      /** The longest a log line waits before it is written (src/util/logger.ts says why lines wait); 0: each line at once. */
+      flush_ms: z.number().int().min(0).max(10000).default(100),
     })
     .prefault({}),
 }).superRefine((d, ctx) => {
