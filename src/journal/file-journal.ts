@@ -242,6 +242,7 @@ class FileJournal implements Journal {
     return this.committer.append(line)
   }
 
+  /** Appends `text`; durable when it resolves (the segment is opened O_DSYNC: segments.ts). */
   private async write(text: string): Promise<void> {
     const buf = Buffer.from(text, 'utf8')
     let off = 0
@@ -250,7 +251,6 @@ class FileJournal implements Journal {
       off += bytesWritten
     }
     this.bytes += buf.length
-    await this.handle.datasync()
   }
 
   private async maybeCompact(): Promise<void> {

@@ -7,6 +7,7 @@
  * durable). A segment that cannot be trusted is renamed `<name>.corrupt-<unix ms>` and kept for
  * the operator; nothing here deletes data that was not rewritten first.
  */
+import { constants } from 'node:fs'
 import { mkdir, open, readdir, readFile, rename, unlink, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
 
@@ -46,8 +47,18 @@ export async function syncDir(dir: string): Promise<void> {
 }
 
 /**
+ * How a segment in use is opened: appended to, and every write durable when it returns
+ * (O_DSYNC: the data, and the size that makes it readable, are on the disk, as after write +
+ * fdatasync; open(2)). One call per batch instead of two: each of node's file calls is a trip to
+ * libuv's thread pool and back, and the journal writes a batch for about every call placed
+ * (docs/bench.md). No O_CREAT: the segment was made whole before (createSegment).
+ */
+const APPEND_DURABLY = constants.O_WRONLY | constants.O_APPEND | constants.O_DSYNC
+
+/**
  * Writes `text` as segment `seq`, whole or not at all (see the top of this file), and opens it
- * for appending. The caller removes the older segments afterwards.
+ * for appending, each write durable when it returns. The caller removes the older segments
+ * afterwards.
  */
 export async function createSegment(dir: string, seq: number, text: string): Promise<{ handle: FileHandle; path: string }> {
   const path = join(dir, segmentName(seq))
@@ -61,7 +72,7 @@ export async function createSegment(dir: string, seq: number, text: string): Pro
   }
   await rename(tmp, path)
   await syncDir(dir)
-  return { handle: await open(path, 'a', 0o600), path }
+  return { handle: await open(path, APPEND_DURABLY), path }
 }
 
 /** Renames an untrusted segment aside; returns the new path. */
