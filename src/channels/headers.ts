@@ -5,14 +5,15 @@
  * Event-Date-Timestamp in microseconds, variable_*).
  */
 import { CHANNEL_VARS } from '../pbx/channel-vars.js'
+import { varHeader, type CodVariable } from '../pbx/event-headers.js'
 import type { FsEvent } from '../pbx/types.js'
 import type { ChannelDirectory } from './types.js'
 
-/** The event header of a channel variable. */
-export const varHeader = (name: string): string => `variable_${name}`
+/** The event header of a channel variable (only those the daemon reads: pbx/event-headers.ts). */
+export { varHeader }
 
 /** The `cod_*` variables and the headers that carry them: read by name, never by walking all ~75 headers. */
-export const COD_VAR_HEADERS: ReadonlyArray<readonly [string, string]> = Object.values(CHANNEL_VARS).map((name) => [name, varHeader(name)])
+export const COD_VAR_HEADERS: ReadonlyArray<readonly [CodVariable, `variable_${CodVariable}`]> = Object.values(CHANNEL_VARS).map((name) => [name, varHeader(name)])
 
 export const nonEmpty = (s: string | undefined): string | undefined => (s === undefined || s === '' ? undefined : s)
 

@@ -1,22 +1,52 @@
 /**
  * An event's `text/event-json` body read into the header map the daemon hands around, as
  * esl-lite reads it (processRawEvent in node_modules/esl-lite/esl-lite.mjs: JSON.parse of the
- * body, an object with a string Event-Name, else an invalid body). The daemon
- * reads the events itself, off esl-lite's path (src/pbx/esl-framing.ts says why).
+ * body, an object with a string Event-Name, else an invalid body). The daemon reads the events
+ * itself, off esl-lite's path (src/pbx/esl-framing.ts says why).
+ *
+ * The channel events that make up most of a call (CHANNEL_CREATE ... CHANNEL_DESTROY) are read
+ * for the headers the daemon reads only (event-headers.ts), by one pass over the text: a real
+ * one carries 90 to 300 headers, most of them channel variables nobody here reads, and
+ * JSON.parse built every one (from 128 on, as a dictionary-mode object). That parse was the
+ * largest item of the daemon's CPU profile (20 % of its main thread in the api benchmark) and
+ * half of what it allocated per call (docs/bench.md). The pass accepts only what JSON.parse
+ * reads the same way (a compact object of string values, as switch_event_serialize_json
+ * writes: cJSON, unformatted); anything else (whitespace, an array value, an escape in a name,
+ * a control character, a bad escape) is read by JSON.parse as before, so the result is always
+ * JSON.parse's, restricted to those headers (test/pbx/event-json.test.ts compares the two).
  */
+import { EVENT_HEADERS } from './event-headers.js'
 import type { FsEvent } from './types.js'
 
+/** The events read for the daemon's headers only: the channel's life, sent for every leg. */
+const PICKED_EVENTS: ReadonlySet<string> = new Set([
+  'CHANNEL_CREATE',
+  'CHANNEL_PROGRESS',
+  'CHANNEL_PROGRESS_MEDIA',
+  'CHANNEL_ANSWER',
+  'CHANNEL_BRIDGE',
+  'CHANNEL_UNBRIDGE',
+  'CHANNEL_HANGUP',
+  'CHANNEL_HANGUP_COMPLETE',
+  'CHANNEL_DESTROY',
+])
+
 /**
- * The event's headers, or undefined when the body is not an event esl-lite would emit (not
- * JSON, not an object, no Event-Name). event-json values are strings, except a header
- * FreeSWITCH holds as an array (switch_event_serialize_json: a JSON array), which no reader
- * here expects: such values are removed in place. The parsed object is handed on as it is, not
- * copied (a copy of every header of every event was 7-12 % of the daemon's CPU, docs/bench.md).
+ * The headers, or undefined when the body is not an event esl-lite would emit (not JSON, not
+ * an object, no Event-Name). event-json values are strings, except a header FreeSWITCH holds
+ * as an array (switch_event_serialize_json: a JSON array), which no reader here expects: such
+ * values are left out. The object is handed on as it is, not copied.
  */
 export function readEventJson(body: Buffer): FsEvent | undefined {
+  const text = body.toString('utf8')
+  return pickChannelEvent(text) ?? parseEvent(text)
+}
+
+/** JSON.parse of the whole body, as esl-lite reads it. */
+function parseEvent(text: string): FsEvent | undefined {
   let parsed: unknown
   try {
-    parsed = JSON.parse(body.toString('utf8'))
+    parsed = JSON.parse(text)
   } catch {
     return undefined
   }
@@ -24,15 +54,146 @@ export function readEventJson(body: Buffer): FsEvent | undefined {
   const data = parsed as Record<string, unknown>
   if (typeof data['Event-Name'] !== 'string') return undefined
   // switch_event_serialize_json (switch_event.c) writes every header as a string, or as an array
-  // of strings when FreeSWITCH holds it as one: without a '[' anywhere in the body there is no
-  // array, and the walk over every header (~140 on a channel event) can be skipped.
-  return body.includes(OPEN_BRACKET) ? toFsEvent(data) : (data as FsEvent)
+  // of strings when FreeSWITCH holds it as one: without a '[' anywhere there is no array, and
+  // the walk over every header can be skipped.
+  return text.includes('[') ? toFsEvent(data) : (data as FsEvent)
 }
-
-const OPEN_BRACKET = 0x5b
 
 /** esl-lite's parsed event data as a header map of strings (non-string values removed in place). */
 export function toFsEvent(data: Record<string, unknown>): FsEvent {
   for (const k in data) if (typeof data[k] !== 'string') delete data[k]
   return data as FsEvent
+}
+
+const EVENT_NAME_START = '{"Event-Name":"'
+const QUOTE = 0x22
+const BACKSLASH = 0x5c
+const COLON = 0x3a
+const COMMA = 0x2c
+const CLOSE_BRACE = 0x7d
+/** JSON.parse refuses these raw in a string; the pass leaves such a body to it. */
+// eslint-disable-next-line no-control-regex -- exactly the characters JSON refuses unescaped
+const CONTROL_CHARACTER = /[\u0000-\u001f]/
+
+/** The wanted header names by length: a name is compared only with those of its length, in place. */
+const NAMES_BY_LENGTH: ReadonlyArray<readonly string[] | undefined> = (() => {
+  const by: string[][] = []
+  for (const name of EVENT_HEADERS) (by[name.length] ??= []).push(name)
+  return by
+})()
+
+/**
+ * The daemon's headers of a channel event, or undefined to leave the body to JSON.parse (another
+ * event, or a body the pass does not read exactly as JSON.parse would).
+ */
+export function pickChannelEvent(text: string): FsEvent | undefined {
+  if (!text.startsWith(EVENT_NAME_START)) return undefined
+  const nameEnd = text.indexOf('"', EVENT_NAME_START.length)
+  if (nameEnd < 0 || !PICKED_EVENTS.has(text.slice(EVENT_NAME_START.length, nameEnd))) return undefined
+  if (CONTROL_CHARACTER.test(text)) return undefined
+  const out: Record<string, string> = {}
+  const strings = new StringEnds(text)
+  let at = 1
+  for (;;) {
+    // A name: '"', no escape in it, '"', ':'.
+    if (text.charCodeAt(at) !== QUOTE) return undefined
+    const nameStart = at + 1
+    const nameClose = text.indexOf('"', nameStart)
+    if (nameClose < 0 || strings.backslashBefore(nameClose, nameStart)) return undefined
+    if (text.charCodeAt(nameClose + 1) !== COLON) return undefined
+    // A string value.
+    const valueOpen = nameClose + 2
+    if (text.charCodeAt(valueOpen) !== QUOTE) return undefined
+    const valueClose = strings.close(valueOpen + 1)
+    if (valueClose < 0) return undefined
+    const name = wantedName(text, nameStart, nameClose - nameStart)
+    if (name !== undefined) {
+      const value = strings.backslashBefore(valueClose, valueOpen + 1) ? unescape(text, valueOpen, valueClose) : text.slice(valueOpen + 1, valueClose)
+      if (value === undefined) return undefined
+      out[name] = value
+    }
+    // Then ',' and the next name, or the closing brace that ends the body.
+    const next = text.charCodeAt(valueClose + 1)
+    if (next === COMMA) at = valueClose + 2
+    else if (next === CLOSE_BRACE && valueClose + 2 === text.length) return out as FsEvent
+    else return undefined
+  }
+}
+
+/** The wanted header named by text[start, start + length), if it is one. */
+function wantedName(text: string, start: number, length: number): string | undefined {
+  const candidates = NAMES_BY_LENGTH[length]
+  if (candidates === undefined) return undefined
+  for (const name of candidates) if (text.startsWith(name, start)) return name
+  return undefined
+}
+
+/** A value with escapes, decoded by JSON.parse itself (undefined if it refuses it). */
+function unescape(text: string, open: number, close: number): string | undefined {
+  try {
+    return JSON.parse(text.slice(open, close + 1)) as string
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Where the strings of one body end. Backslashes are rare in an event (a quoted display name, an
+ * SDP), so the next one is looked up once and kept: a string without one ends at its next quote.
+ */
+class StringEnds {
+  private nextBackslash = -1
+  private searchedFrom = -1
+
+  constructor(private readonly text: string) {}
+
+  /** Whether a backslash lies in text[from, to). */
+  backslashBefore(to: number, from: number): boolean {
+    const b = this.backslashFrom(from)
+    return b >= 0 && b < to
+  }
+
+  /** The index of the quote that closes the string whose content starts at `from`, or -1 (unclosed, or an escape JSON refuses). */
+  close(from: number): number {
+    const text = this.text
+    let at = from
+    for (;;) {
+      const quote = text.indexOf('"', at)
+      if (quote < 0) return -1
+      const b = this.backslashFrom(at)
+      if (b < 0 || b > quote) return quote
+      // An escape before the quote: skip it whole (the quote may be the escaped one).
+      const escapeEnd = escapeLength(text, b)
+      if (escapeEnd < 0) return -1
+      at = escapeEnd
+    }
+  }
+
+  private backslashFrom(from: number): number {
+    if (this.searchedFrom >= 0 && (this.nextBackslash < 0 || this.nextBackslash >= from) && this.searchedFrom <= from) return this.nextBackslash
+    this.searchedFrom = from
+    this.nextBackslash = this.text.indexOf('\\', from)
+    return this.nextBackslash
+  }
+}
+
+const HEX = /^[0-9a-fA-F]{4}$/
+
+/** The index after the JSON escape starting with the backslash at `b`, or -1 if JSON refuses it. */
+function escapeLength(text: string, b: number): number {
+  switch (text.charCodeAt(b + 1)) {
+    case QUOTE:
+    case BACKSLASH:
+    case 0x2f: // '/'
+    case 0x62: // 'b'
+    case 0x66: // 'f'
+    case 0x6e: // 'n'
+    case 0x72: // 'r'
+    case 0x74: // 't'
+      return b + 2
+    case 0x75: // 'u'
+      return HEX.test(text.slice(b + 2, b + 6)) ? b + 6 : -1
+    default:
+      return -1
+  }
 }

@@ -4,6 +4,7 @@
  * that only pbx/commands.ts can produce, so no other module can write ESL text.
  */
 import type { Result } from '../util/result.js'
+import type { EventHeader } from './event-headers.js'
 
 declare const eslCommandBrand: unique symbol
 /** An API command line (without the `api`/`bgapi` verb), validated and escaped by pbx/commands.ts. */
@@ -13,8 +14,12 @@ declare const eslAppBrand: unique symbol
 /** A dialplan application and its argument for `sendmsg execute`, built by pbx/commands.ts. */
 export type EslApp = { readonly app: string; readonly arg: string } & { readonly [eslAppBrand]: true }
 
-/** One FreeSWITCH event as its header map (event-json: every value is a string). */
-export type FsEvent = Readonly<Record<string, string | undefined>>
+/**
+ * One FreeSWITCH event as its header map (event-json: every value is a string), typed by the
+ * headers the daemon reads (event-headers.ts): a header not listed there does not compile, and
+ * a channel event carries only those (event-json.ts).
+ */
+export type FsEvent = Readonly<Partial<Record<EventHeader, string>>>
 
 export type PbxError =
   | { readonly kind: 'disconnected' }

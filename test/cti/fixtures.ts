@@ -33,7 +33,8 @@ export function ev(name: string, uuid: string, atMs: number, extra: Record<strin
   const [state, callState, answerState] = STATES[name] ?? ['CS_EXECUTE', 'ACTIVE', 'answered']
   const micros = String(atMs * 1000 + 318)
   sequence += 1
-  return {
+  // Every header a capture shows, those the daemon does not read included.
+  const headers: Record<string, string> = {
     'Event-Name': name,
     'Core-UUID': CORE_UUID,
     'FreeSWITCH-Hostname': 'vm',
@@ -54,6 +55,7 @@ export function ev(name: string, uuid: string, atMs: number, extra: Record<strin
     ...(name.includes('HANGUP') || name === 'CHANNEL_DESTROY' ? { 'Hangup-Cause': 'NORMAL_CLEARING' } : {}),
     ...extra,
   }
+  return headers as FsEvent
 }
 
 export interface CallExternal {

@@ -2,32 +2,175 @@
  * src/pbx/event-json.ts: an event's JSON body read as esl-lite reads it (processRawEvent), into
  * a header map of strings. The bodies are the shapes switch_event_serialize_json (switch_event.c)
  * writes: strings, and an array of strings for a header FreeSWITCH holds as one.
+ *
+ * Channel events (CHANNEL_CREATE ... CHANNEL_DESTROY) keep only the headers the daemon reads
+ * (src/pbx/event-headers.ts), read by one pass over the text; the pass must always give what
+ * JSON.parse gives for those headers, or leave the body to JSON.parse. Checked here against
+ * JSON.parse on every event of the captures, on generated events full of escapes, and on
+ * thousands of damaged bodies.
  */
+import { readFileSync, readdirSync } from 'node:fs'
 import t from 'tap'
-import { readEventJson } from '../../src/pbx/event-json.js'
+import { EVENT_HEADERS } from '../../src/pbx/event-headers.js'
+import { pickChannelEvent, readEventJson } from '../../src/pbx/event-json.js'
 
 const read = (body: string) => readEventJson(Buffer.from(body, 'utf8'))
+const WANTED: ReadonlySet<string> = new Set(EVENT_HEADERS)
+const PICKED = ['CHANNEL_CREATE', 'CHANNEL_PROGRESS', 'CHANNEL_PROGRESS_MEDIA', 'CHANNEL_ANSWER', 'CHANNEL_BRIDGE', 'CHANNEL_UNBRIDGE', 'CHANNEL_HANGUP', 'CHANNEL_HANGUP_COMPLETE', 'CHANNEL_DESTROY']
 
-t.test('an event: its headers, strings as they were sent', async (t) => {
-  t.same(read('{"Event-Name":"CHANNEL_CREATE","Unique-ID":"u1","variable_note":"caf\\u00e9 \\"q\\" \\\\ [x]"}'), {
-    'Event-Name': 'CHANNEL_CREATE',
+/** What JSON.parse makes of a body: its string headers, or undefined when it is no event. */
+function parsedStrings(text: string): Record<string, string> | undefined {
+  let p: unknown
+  try {
+    p = JSON.parse(text)
+  } catch {
+    return undefined
+  }
+  if (typeof p !== 'object' || p === null || Array.isArray(p)) return undefined
+  const entries = Object.entries(p as Record<string, unknown>).filter((e): e is [string, string] => typeof e[1] === 'string')
+  const out = Object.fromEntries(entries)
+  return typeof (p as Record<string, unknown>)['Event-Name'] === 'string' ? out : undefined
+}
+
+const restricted = (h: Record<string, string>): Record<string, string> => Object.fromEntries(Object.entries(h).filter(([k]) => WANTED.has(k)))
+
+/** The pass either leaves the body to JSON.parse or gives exactly JSON.parse's wanted headers. */
+function checkPass(text: string): 'picked' | 'left' {
+  const picked = pickChannelEvent(text)
+  if (picked === undefined) return 'left'
+  const reference = parsedStrings(text)
+  if (reference === undefined) throw new Error(`the pass read a body JSON.parse refuses: ${JSON.stringify(text.slice(0, 200))}`)
+  const want = restricted(reference)
+  const got = { ...picked } as Record<string, string>
+  const a = JSON.stringify(Object.entries(got).sort())
+  const b = JSON.stringify(Object.entries(want).sort())
+  if (a !== b) throw new Error(`the pass differs from JSON.parse on ${JSON.stringify(text.slice(0, 200))}: ${a} vs ${b}`)
+  return 'picked'
+}
+
+t.test('an event other than a channel event: all its headers, strings as they were sent', async (t) => {
+  t.same(read('{"Event-Name":"CHANNEL_PARK","Unique-ID":"u1","variable_note":"caf\\u00e9 \\"q\\" \\\\ [x]"}'), {
+    'Event-Name': 'CHANNEL_PARK',
     'Unique-ID': 'u1',
     variable_note: 'café "q" \\ [x]',
   })
   t.same(read('{"Event-Name":"BACKGROUND_JOB","Job-UUID":"j","Content-Length":"3","_body":"+OK"}')?._body, '+OK', 'the body of a BACKGROUND_JOB')
 })
 
+t.test('a channel event: the headers the daemon reads, decoded as JSON.parse decodes them; no other', async (t) => {
+  t.same(read('{"Event-Name":"CHANNEL_CREATE","Core-UUID":"c","Unique-ID":"u1","Caller-Caller-ID-Name":"\\"Caf\\u00e9\\" \\\\ [x]","variable_note":"n","variable_cod_domain":"example.test"}'), {
+    'Event-Name': 'CHANNEL_CREATE',
+    'Core-UUID': 'c',
+    'Unique-ID': 'u1',
+    'Caller-Caller-ID-Name': '"Café" \\ [x]',
+    variable_cod_domain: 'example.test',
+  })
+})
+
 t.test('a header held as an array (multi-valued) is removed; the others stay', async (t) => {
+  // A channel event with an array is left to JSON.parse: all its string headers, as before.
   t.same(read('{"Event-Name":"CHANNEL_ANSWER","Unique-ID":"u2","variable_multi":["a","b"],"Other":"o"}'), {
     'Event-Name': 'CHANNEL_ANSWER',
     'Unique-ID': 'u2',
     Other: 'o',
   })
-  t.same(read('{"Event-Name":"CHANNEL_ANSWER","n":["[",1],"s":"]"}'), { 'Event-Name': 'CHANNEL_ANSWER', s: ']' })
+  t.same(read('{"Event-Name":"CHANNEL_PARK","n":["[",1],"s":"]"}'), { 'Event-Name': 'CHANNEL_PARK', s: ']' })
 })
 
 t.test('what is no event esl-lite would emit: undefined (esl-lite then resets the link)', async (t) => {
-  for (const body of ['', 'not json {', '[]', '["CHANNEL_CREATE"]', '"CHANNEL_CREATE"', 'null', '42', '{}', '{"Unique-ID":"u"}', '{"Event-Name":5}', '{"Event-Name":["CHANNEL_CREATE"]}']) {
-    t.equal(read(body), undefined, JSON.stringify(body))
+  const bad = ['', 'not json {', '[]', '["CHANNEL_CREATE"]', '"CHANNEL_CREATE"', 'null', '42', '{}', '{"Unique-ID":"u"}', '{"Event-Name":5}', '{"Event-Name":["CHANNEL_CREATE"]}']
+  // Channel events that start as the pass expects and then break.
+  bad.push('{"Event-Name":"CHANNEL_CREATE"', '{"Event-Name":"CHANNEL_CREATE",}', '{"Event-Name":"CHANNEL_CREATE","a":"\\x"}', '{"Event-Name":"CHANNEL_CREATE","a":"\n"}', '{"Event-Name":"CHANNEL_CREATE","a":"\\u12"}', '{"Event-Name":"CHANNEL_CREATE","a" "b"}', '{"Event-Name":"CHANNEL_CREATE"}x')
+  for (const body of bad) t.equal(read(body), undefined, JSON.stringify(body))
+})
+
+/** Every event body of the captures of a real FreeSWITCH 1.10.12. */
+function capturedBodies(): string[] {
+  const dir = 'test/fixtures/freeswitch/esl'
+  const out: string[] = []
+  for (const file of readdirSync(dir)) {
+    const data = readFileSync(`${dir}/${file}`, 'utf8')
+    for (let at = data.indexOf('{"Event-Name"'); at >= 0; at = data.indexOf('{"Event-Name"', at + 1)) {
+      // The body runs to the '}' after which JSON.parse accepts it (values may hold braces).
+      for (let end = data.indexOf('}', at); end >= 0; end = data.indexOf('}', end + 1)) {
+        const body = data.slice(at, end + 1)
+        if (parsedStrings(body) !== undefined) {
+          out.push(body)
+          break
+        }
+      }
+    }
   }
+  return out
+}
+
+t.test('every event of the captures: the pass gives what JSON.parse gives', async (t) => {
+  const bodies = capturedBodies()
+  t.ok(bodies.length > 200, `${bodies.length} events`)
+  let picked = 0
+  for (const body of bodies) {
+    const name = parsedStrings(body)?.['Event-Name'] ?? ''
+    const r = checkPass(body)
+    if (r === 'picked') picked++
+    // A captured channel event without an array value is taken by the pass.
+    if (PICKED.includes(name) && !body.includes('":[')) t.equal(r, 'picked', `${name} taken by the pass`)
+    const whole = read(body)
+    const reference = parsedStrings(body)
+    t.ok(whole !== undefined && reference !== undefined)
+    if (r === 'picked') t.same({ ...whole }, restricted(reference ?? {}))
+    else t.same({ ...whole }, reference)
+  }
+  t.ok(picked > 100, `${picked} read by the pass`)
+})
+
+/** A small deterministic generator (tests must be repeatable). */
+function rng(seed: number): () => number {
+  let s = seed >>> 0
+  return () => {
+    s = (s * 1664525 + 1013904223) >>> 0
+    return s / 2 ** 32
+  }
+}
+
+const PIECES = ['a', 'Z', '0', ' ', '"', '\\', '/', '\n', '\r', '\t', '\u0001', 'é', '€', '😀', '[', ']', '{', '}', ':', ',', 'variable_', '\\"', 'u00e9', '\u2028']
+
+t.test('generated channel events full of escapes: the pass takes them and gives what JSON.parse gives', async (t) => {
+  const next = rng(15)
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)] as T
+  const names = [...EVENT_HEADERS.filter((h) => h !== 'Event-Name'), 'Other-Header', 'variable_other', 'Event-Sequence', 'variable_sip_h_X', 'Unique', 'variable_cod_domai']
+  let taken = 0
+  for (let i = 0; i < 2000; i++) {
+    const event: Record<string, string> = { 'Event-Name': pick(PICKED) }
+    const n = 1 + Math.floor(next() * 40)
+    for (let k = 0; k < n; k++) {
+      let value = ''
+      const len = Math.floor(next() * 12)
+      for (let c = 0; c < len; c++) value += pick(PIECES)
+      event[pick(names)] = value
+    }
+    const body = JSON.stringify(event)
+    if (checkPass(body) === 'picked') taken++
+  }
+  // JSON.stringify writes what FreeSWITCH writes (compact, escaped): the pass takes every one.
+  t.equal(taken, 2000)
+})
+
+t.test('damaged bodies: the pass never reads one differently from JSON.parse', async (t) => {
+  const next = rng(42)
+  const bodies = capturedBodies().filter((b) => PICKED.some((n) => b.startsWith(`{"Event-Name":"${n}"`)))
+  const edits = ['"', '\\', ',', ':', '}', '{', '[', ' ', '\n', 'u', 'x', '\u0000', '""', '\\u00', '":"']
+  let left = 0
+  let picked = 0
+  for (let i = 0; i < 6000; i++) {
+    const body = bodies[i % bodies.length] ?? ''
+    const at = Math.floor(next() * body.length)
+    const edit = edits[Math.floor(next() * edits.length)] ?? ''
+    const mode = Math.floor(next() * 3)
+    const damaged = mode === 0 ? body.slice(0, at) + edit + body.slice(at) : mode === 1 ? body.slice(0, at) + body.slice(at + 1) : body.slice(0, at) + edit + body.slice(at + 1)
+    if (checkPass(damaged) === 'picked') picked++
+    else left++
+    // And the whole reader: undefined exactly when JSON.parse finds no event.
+    t.equal(read(damaged) === undefined, parsedStrings(damaged) === undefined, 'refused as JSON.parse refuses')
+  }
+  t.ok(left > 1000 && picked > 100, `${picked} damaged bodies still read by the pass, ${left} left to JSON.parse`)
 })

@@ -24,6 +24,7 @@ import type { Directory, DomainDirectory } from '../../directory/directory.js'
 import { CHANNEL_VARS, ROUTE_EXTENSION } from '../../pbx/channel-vars.js'
 import { PATTERNS } from '../../pbx/commands.js'
 import type { FsEvent } from '../../pbx/types.js'
+import { varHeader, type EventVariable } from '../../pbx/event-headers.js'
 import { err, ok, type Result } from '../../util/result.js'
 import { FetchForm } from '../../xmlcurl/form.js'
 import { readLeg, REQUEST_ID_RE, type LegContext } from '../../xmlcurl/leg.js'
@@ -47,7 +48,7 @@ export interface ParkedCall {
   readonly leg: LegContext
 }
 
-const v = (e: FsEvent, name: string): string | undefined => e[`variable_${name}`]
+const v = (e: FsEvent, name: EventVariable): string | undefined => e[varHeader(name)]
 
 /** Whether the event is a park of a channel handed to the IVR runner (whatever its validity). */
 export const isIvrPark = (e: FsEvent): boolean =>
