@@ -24,8 +24,16 @@ const CONCURRENCY = 32
 
 const body = (i: number) => JSON.stringify({ user_name: `u${i % USERS}`, destination: '0311112222' })
 
+/**
+ * Warm-up before every measured window (the daemon's and both baselines'): 10 s. With 2 s, V8
+ * was still compiling the daemon's code (about a thousand functions optimized in a run) inside
+ * the window: its compiler threads were 15 % of the daemon's CPU there (perf, 2026-11-24), 5 %
+ * after a 10 s warm-up. A daemon runs for days: the window should see it warm.
+ */
+const WARMUP_MS = 10000
+
 export async function benchApi(ctx: BenchContext): Promise<BenchOutput> {
-  const warmupMs = dur(ctx, 2000)
+  const warmupMs = dur(ctx, WARMUP_MS)
   const durationMs = dur(ctx, 8000)
   const stack = await startStack({
     users: USERS,
