@@ -19,9 +19,10 @@
  * that whoever reads them sees every leg in its final state.
  */
 import { CHANNEL_VARS } from '../pbx/channel-vars.js'
+import { varHeader } from '../pbx/event-headers.js'
 import type { FsEvent } from '../pbx/types.js'
 import { endUserOf, sameEndUser } from './end-user.js'
-import { COD_VAR_HEADERS, domainOfEvent, microsToMs, nonEmpty, userPart, varHeader } from './headers.js'
+import { COD_VAR_HEADERS, domainOfEvent, microsToMs, nonEmpty, userPart } from './headers.js'
 import { Interner } from './intern.js'
 import { newChannel, type MutableChannel } from './record.js'
 import type { ChannelTable } from './table.js'

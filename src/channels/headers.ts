@@ -9,9 +9,6 @@ import { varHeader, type CodVariable } from '../pbx/event-headers.js'
 import type { FsEvent } from '../pbx/types.js'
 import type { ChannelDirectory } from './types.js'
 
-/** The event header of a channel variable (only those the daemon reads: pbx/event-headers.ts). */
-export { varHeader }
-
 /** The `cod_*` variables and the headers that carry them: read by name, never by walking all ~75 headers. */
 export const COD_VAR_HEADERS: ReadonlyArray<readonly [CodVariable, `variable_${CodVariable}`]> = Object.values(CHANNEL_VARS).map((name) => [name, varHeader(name)])
 

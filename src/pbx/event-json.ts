@@ -10,10 +10,11 @@
  * JSON.parse built every one (from 128 on, as a dictionary-mode object). That parse was the
  * largest item of the daemon's CPU profile (20 % of its main thread in the api benchmark) and
  * half of what it allocated per call (docs/bench.md). The pass accepts only what JSON.parse
- * reads the same way (a compact object of string values, as switch_event_serialize_json
- * writes: cJSON, unformatted, arrays of strings left out as below); anything else (whitespace, an escape in a name,
- * a bad escape, a non-ASCII byte) is read by JSON.parse as before, so the result is JSON.parse's,
- * restricted to those headers (test/pbx/event-json.test.ts compares the two). One difference is
+ * reads the same way: a compact object of strings and arrays of strings, Event-Name first, as
+ * switch_event_serialize_json writes it (cJSON, unformatted); anything else (whitespace, an
+ * escape in a name, a bad escape, a non-ASCII byte) is read by JSON.parse as before, so the
+ * result is JSON.parse's, restricted to those headers (test/pbx/event-json.test.ts compares the
+ * two; arrays are left out by both, as no reader here expects one). One difference is
  * left on purpose: a raw control character inside a string, which JSON.parse refuses and cJSON
  * never writes (print_string_ptr escapes every character below 0x20), is taken as it is: looking
  * for one cost as much as the rest of the pass.
@@ -23,7 +24,7 @@ import { EVENT_HEADERS } from './event-headers.js'
 import type { FsEvent } from './types.js'
 
 /** The events read for the daemon's headers only: the channel's life, sent for every leg. */
-const PICKED_EVENTS: ReadonlySet<string> = new Set([
+export const PICKED_EVENTS: ReadonlySet<string> = new Set([
   'CHANNEL_CREATE',
   'CHANNEL_PROGRESS',
   'CHANNEL_PROGRESS_MEDIA',

@@ -13,11 +13,11 @@ import { isAscii } from 'node:buffer'
 import { readFileSync, readdirSync } from 'node:fs'
 import t from 'tap'
 import { EVENT_HEADERS } from '../../src/pbx/event-headers.js'
-import { pickChannelEvent, readEventJson } from '../../src/pbx/event-json.js'
+import { PICKED_EVENTS, pickChannelEvent, readEventJson } from '../../src/pbx/event-json.js'
 
 const read = (body: string) => readEventJson(Buffer.from(body, 'utf8'))
 const WANTED: ReadonlySet<string> = new Set(EVENT_HEADERS)
-const PICKED = ['CHANNEL_CREATE', 'CHANNEL_PROGRESS', 'CHANNEL_PROGRESS_MEDIA', 'CHANNEL_ANSWER', 'CHANNEL_BRIDGE', 'CHANNEL_UNBRIDGE', 'CHANNEL_HANGUP', 'CHANNEL_HANGUP_COMPLETE', 'CHANNEL_DESTROY']
+const PICKED = [...PICKED_EVENTS]
 
 /** What JSON.parse makes of a body: its string headers, or undefined when it is no event. */
 function parsedStrings(text: string): Record<string, string> | undefined {
