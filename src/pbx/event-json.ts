@@ -4,7 +4,7 @@
  * body, an object with a string Event-Name, else an invalid body). The daemon reads the events
  * itself, off esl-lite's path (src/pbx/esl-framing.ts says why).
  *
- * The channel events that make up most of a call (CHANNEL_CREATE ... CHANNEL_DESTROY) are read
+ * The channel events that make up most of a call (CHANNEL_CREATE to CHANNEL_DESTROY) are read
  * for the headers the daemon reads only (event-headers.ts), by one pass over the text: a real
  * one carries 90 to 300 headers, most of them channel variables nobody here reads, and
  * JSON.parse built every one (from 128 on, as a dictionary-mode object). That parse was the
@@ -21,20 +21,15 @@
  */
 import { isAscii } from 'node:buffer'
 import { EVENT_HEADERS } from './event-headers.js'
+import { DELIVERED_EVENTS } from './event-filter.js'
 import type { FsEvent } from './types.js'
 
-/** The events read for the daemon's headers only: the channel's life, sent for every leg. */
-export const PICKED_EVENTS: ReadonlySet<string> = new Set([
-  'CHANNEL_CREATE',
-  'CHANNEL_PROGRESS',
-  'CHANNEL_PROGRESS_MEDIA',
-  'CHANNEL_ANSWER',
-  'CHANNEL_BRIDGE',
-  'CHANNEL_UNBRIDGE',
-  'CHANNEL_HANGUP',
-  'CHANNEL_HANGUP_COMPLETE',
-  'CHANNEL_DESTROY',
-])
+/**
+ * The events read for the daemon's headers only: the channel events it follows (event-filter.ts),
+ * the channel's life, sent for every leg; not CHANNEL_PARK, whose IVR reader hands every header
+ * on (ivr/runner/call.ts asForm).
+ */
+export const PICKED_EVENTS: ReadonlySet<string> = new Set(DELIVERED_EVENTS.filter((name) => name.startsWith('CHANNEL_') && name !== 'CHANNEL_PARK'))
 
 /**
  * The headers, or undefined when the body is not an event esl-lite would emit (not JSON, not
