@@ -14,11 +14,8 @@ const CORE_HEADERS = [
   'Event-Name',
   'Event-Subclass',
   'Event-Date-Timestamp',
-  'Core-UUID',
   'Unique-ID',
   'Channel-Name',
-  'Channel-State',
-  'Channel-Call-State',
   'Channel-Presence-ID',
   'Call-Direction',
   'Answer-State',
@@ -37,12 +34,12 @@ const CORE_HEADERS = [
   'Job-UUID',
   'Job-Command',
   '_body',
-  // CHANNEL_EXECUTE_COMPLETE of the daemon's own `execute` (pbx/connection.ts, the IVR).
+  // CHANNEL_EXECUTE_COMPLETE of the daemon's own `execute` (pbx/connection.ts, the IVR), which
+  // its ESL filter lets through by Application-UUID-Name (event-filter.ts).
   'Application',
   'Application-UUID',
   'Application-UUID-Name',
   'Application-Response',
-  'DTMF-Digit',
   // sofia::register / unregister / expire (pbx/box-registrations.ts).
   'username',
   'user',

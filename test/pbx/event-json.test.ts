@@ -68,7 +68,6 @@ t.test('an event other than a channel event: all its headers, strings as they we
 t.test('a channel event: the headers the daemon reads, decoded as JSON.parse decodes them; no other', async (t) => {
   t.same(read('{"Event-Name":"CHANNEL_CREATE","Core-UUID":"c","Unique-ID":"u1","Caller-Caller-ID-Name":"\\"Caf\\u00e9\\" \\\\ [x]","variable_note":"n","variable_cod_domain":"example.test"}'), {
     'Event-Name': 'CHANNEL_CREATE',
-    'Core-UUID': 'c',
     'Unique-ID': 'u1',
     'Caller-Caller-ID-Name': '"Café" \\ [x]',
     variable_cod_domain: 'example.test',
