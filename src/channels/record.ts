@@ -47,6 +47,13 @@ const DIRECTION_SHIFT = 4
 const DIRECTION_MASK = 0b11 << DIRECTION_SHIFT
 const GATEWAY = 1 << 6
 
+/** The index of `value` in a flags field's list; anything else is a bug, thrown. */
+function indexIn(index: ReadonlyMap<unknown, number>, value: unknown, what: string): number {
+  const i = index.get(value)
+  if (i === undefined) throw new Error(`not a ${what}: ${String(value)}`)
+  return i
+}
+
 /** What a record seldom has while its call is up. All fields set here: one shape for all. */
 class Seldom {
   hangupOffset: number | undefined = undefined
@@ -85,33 +92,33 @@ class Channel implements MutableChannel {
     this.offerOffset = toOffset(offerAt)
   }
 
+  /** Replaces the bits of `flags` under `mask` with `bits`. */
+  private setFlags(mask: number, bits: number): void {
+    this.flags = (this.flags & ~mask) | bits
+  }
   get state(): ChannelState {
     return STATES[this.flags & STATE_MASK] as ChannelState
   }
   set state(state: ChannelState) {
-    const i = STATE_INDEX.get(state)
-    if (i === undefined) throw new Error(`not a channel state: ${String(state)}`)
-    this.flags = (this.flags & ~STATE_MASK) | i
+    this.setFlags(STATE_MASK, indexIn(STATE_INDEX, state, 'channel state'))
   }
   get answered(): boolean {
     return (this.flags & ANSWERED) !== 0
   }
   set answered(yes: boolean) {
-    this.flags = yes ? this.flags | ANSWERED : this.flags & ~ANSWERED
+    this.setFlags(ANSWERED, yes ? ANSWERED : 0)
   }
   get direction(): CallDirection | undefined {
     return DIRECTIONS[(this.flags & DIRECTION_MASK) >> DIRECTION_SHIFT]
   }
   set direction(direction: CallDirection | undefined) {
-    const i = DIRECTION_INDEX.get(direction)
-    if (i === undefined) throw new Error(`not a call direction: ${String(direction)}`)
-    this.flags = (this.flags & ~DIRECTION_MASK) | (i << DIRECTION_SHIFT)
+    this.setFlags(DIRECTION_MASK, indexIn(DIRECTION_INDEX, direction, 'call direction') << DIRECTION_SHIFT)
   }
   get gateway(): boolean {
     return (this.flags & GATEWAY) !== 0
   }
   set gateway(yes: boolean) {
-    this.flags = yes ? this.flags | GATEWAY : this.flags & ~GATEWAY
+    this.setFlags(GATEWAY, yes ? GATEWAY : 0)
   }
 
   get stateAt(): number {
