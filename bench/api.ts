@@ -1,7 +1,13 @@
 /**
  * API path: `call_user` requests/s and latency at fixed concurrency against the simulator,
- * beside (a) a bare Node HTTP server answering the same JSON and (b) a bare esl-lite bgapi
- * round trip (`sofia_contact`, the first of call_user's two ESL exchanges) to the same simulator.
+ * beside (a) a bare Node HTTP server answering the same JSON, (b) a bare esl-lite bgapi
+ * round trip (`sofia_contact`, the first of call_user's two ESL exchanges) to the same simulator,
+ * and (c) bare esl-lite receiving the same events as the daemon, in the same window: subscribed
+ * and filtered as the daemon is (bench/workers/esl-baseline.ts, the scale and realfs baseline),
+ * it is handed every channel event of the calls and every BACKGROUND_JOB (FreeSWITCH sends a
+ * BACKGROUND_JOB to every connection subscribed to it, and so does the simulator). Its CPU per
+ * call is the floor under the daemon's event work with the project's ESL library, which the
+ * daemon's own figure can be read against (docs/bench.md).
  *
  * The calls are short: every user has one terminal that answers at once and hangs up 0.1 s
  * later; the answered leg runs the daemon's dialplan (xml_curl) and is bridged to a PSTN number.
@@ -46,14 +52,21 @@ export async function benchApi(ctx: BenchContext): Promise<BenchOutput> {
   let bare: LoadResult
   let esl: { requests_per_s: number; latency: ReturnType<typeof summarize>; errors: number; completed_total: number }
   let live = 0
+  let floorEvents: { readonly total: number; readonly byName: Record<string, number> }
   let cpu: Record<string, number>
   let windowCpu: Record<string, number>
   let eslCpu: Record<string, number>
   let bareCpu: Record<string, number>
   let bareWindowCpu: Record<string, number>
+  const eslFloor = await startWorker('esl-baseline', { args: { port: stack.eslPort, password: ESL_PASSWORD } })
   try {
-    ctx.log(`api: call_user at concurrency ${CONCURRENCY} for ${(warmupMs + durationMs) / 1000} s`)
-    const window = cpuWindow({ daemon: stack.daemon, simulator: stack.sim })
+    ctx.log(`api: call_user at concurrency ${CONCURRENCY} for ${(warmupMs + durationMs) / 1000} s, with (c) bare esl-lite on the same events`)
+    const window = cpuWindow({ daemon: stack.daemon, simulator: stack.sim, eslFloor })
+    // (c)'s events are counted from the window's opening.
+    const countEdge = async (e: 'open' | 'close') => {
+      await window.edge(e)
+      if (e === 'open') await eslFloor.call('resetEvents')
+    }
     ;({ value: daemon, cpu_ms: cpu } = await withCpu({ daemon: stack.daemon, simulator: stack.sim }, () => runLoad({
       url: `${stack.baseUrl}/api/call_user`,
       headers: { 'content-type': 'application/json', authorization: AUTH },
@@ -62,9 +75,10 @@ export async function benchApi(ctx: BenchContext): Promise<BenchOutput> {
       warmupMs,
       durationMs,
       ok: (status) => status === 200,
-      atWindow: window.edge,
+      atWindow: countEdge,
     })))
     windowCpu = window.cpu_ms()
+    floorEvents = await eslFloor.call<{ total: number; byName: Record<string, number> }>('events')
     live = await stack.sim.call<number>('live')
     // Let the last calls end before the next measurement.
     await new Promise((r) => setTimeout(r, 1000))
@@ -72,6 +86,7 @@ export async function benchApi(ctx: BenchContext): Promise<BenchOutput> {
     ctx.log('api: baseline (b) bare esl-lite bgapi round trips to the same simulator')
     ;({ value: esl, cpu_ms: eslCpu } = await withCpu({ simulator: stack.sim }, () => eslRoundTrips(stack.eslPort, warmupMs, durationMs)))
   } finally {
+    await eslFloor.stop()
     await stack.stop()
   }
 
@@ -102,6 +117,7 @@ export async function benchApi(ctx: BenchContext): Promise<BenchOutput> {
   // (V8 compiling the daemon's code and the first connections): kept as `..._whole_run`.
   const daemonCpu = perRequest(windowCpu.daemon, daemon.completed_in_window)
   const bareCpuPer = perRequest(bareWindowCpu.server, bare.completed_in_window)
+  const floorCpuPer = perRequest(windowCpu.eslFloor, daemon.completed_in_window)
   const result = {
     what: 'POST /api/call_user (one terminal per user, answered at once, bridged to a PSTN number, hung up after 0.1 s), closed loop',
     concurrency: CONCURRENCY,
@@ -115,6 +131,13 @@ export async function benchApi(ctx: BenchContext): Promise<BenchOutput> {
     },
     simulator_live_channels_at_end: live,
     baseline_bare_http: { ...bare, server_cpu_ms_per_request: bareCpuPer, server_cpu_ms_per_request_whole_run: perRequest(bareCpu.server, bare.completed_total) },
+    baseline_esl_lite_same_events: {
+      what: 'bare esl-lite subscribed and filtered as the daemon, connected to the same simulator during the measured window (bench/workers/esl-baseline.ts)',
+      cpu_ms_per_call: floorCpuPer,
+      // The events counted in the window, per call_user completed in it (calls straddle the edges).
+      events_per_call: Number((floorEvents.total / daemon.completed_in_window).toFixed(1)),
+      events_by_name_per_call: Object.fromEntries(Object.entries(floorEvents.byName).map(([k, v]) => [k, Number((v / daemon.completed_in_window).toFixed(2))])),
+    },
     baseline_esl_bgapi_round_trip: {
       command: 'bgapi sofia_contact */u<i>@bench.test',
       concurrency: CONCURRENCY,
@@ -123,6 +146,7 @@ export async function benchApi(ctx: BenchContext): Promise<BenchOutput> {
     },
     ratios: {
       daemon_cpu_per_call_vs_bare_http_per_request: ratio(daemonCpu, bareCpuPer),
+      daemon_cpu_per_call_vs_esl_lite_same_events: ratio(daemonCpu, floorCpuPer),
       daemon_rps_vs_bare_http: ratio(daemon.requests_per_s, bare.requests_per_s),
       daemon_p50_vs_bare_http: ratio(daemon.latency.p50_ms, bare.latency.p50_ms),
       daemon_p99_vs_bare_http: ratio(daemon.latency.p99_ms, bare.latency.p99_ms),
@@ -136,6 +160,7 @@ export async function benchApi(ctx: BenchContext): Promise<BenchOutput> {
     summary: [
       `call_user       ${daemon.requests_per_s} req/s  p50 ${daemon.latency.p50_ms} ms  p99 ${daemon.latency.p99_ms} ms  (errors ${daemon.errors}); CPU per call: daemon ${daemonCpu} ms (whole run, warm-up included: ${result.daemon.daemon_cpu_ms_per_call_whole_run} ms), simulator ${result.daemon.simulator_cpu_ms_per_call} ms`,
       ...errorLines,
+      `esl-lite events ${floorCpuPer} ms CPU per call to receive the call's ${result.baseline_esl_lite_same_events.events_per_call} events (bare esl-lite, same window)  -> daemon at ${result.ratios.daemon_cpu_per_call_vs_esl_lite_same_events}x`,
       `bare HTTP       ${bare.requests_per_s} req/s  p50 ${bare.latency.p50_ms} ms  p99 ${bare.latency.p99_ms} ms  (${bareCpuPer} ms CPU each)  -> daemon at ${result.ratios.daemon_rps_vs_bare_http}x its rate`,
       `esl-lite bgapi  ${esl.requests_per_s} round trips/s  p50 ${esl.latency.p50_ms} ms  p99 ${esl.latency.p99_ms} ms   -> daemon at ${result.ratios.daemon_rps_vs_esl_round_trip}x its rate`,
     ],
