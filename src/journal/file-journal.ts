@@ -175,7 +175,11 @@ class FileJournal implements Journal {
     // microtask later, a request with a callback has its result record and needs no `ended`.
     await Promise.resolve()
     if (this.state.wasEnded(requestId)) return
-    return this.append({ k: 'ended', at: this.now(), requestId })
+    // Unhurried (group-commit.ts): it rides with the next batch, or goes out within 50 ms. Nobody
+    // waits for it, and should a crash lose it, recovery finds the request's legs gone and ends it
+    // again (origination/recovery.ts); its legs' records are deleted only 5 s after its result
+    // (origination/leg-records.ts), long after this record is on the disk.
+    return this.append({ k: 'ended', at: this.now(), requestId }, { unhurried: true })
   }
 
   result(rec: ResultRecord): Promise<void> {
@@ -223,7 +227,7 @@ class FileJournal implements Journal {
     await this.lock.release()
   }
 
-  private append(r: JournalRecord): Promise<void> {
+  private append(r: JournalRecord, o: { readonly unhurried?: boolean } = {}): Promise<void> {
     if (this.closed) {
       this.log.error({ record: r }, 'journal closed: record not written (it is in this log line)')
       return Promise.resolve()
@@ -239,7 +243,7 @@ class FileJournal implements Journal {
     // State first: a compaction between now and the write keeps this record; applying it twice is harmless.
     this.state.apply(r)
     this.counts.appended++
-    return this.committer.append(line)
+    return this.committer.append(line, o)
   }
 
   /** Appends `text`; durable when it resolves (the segment is opened O_DSYNC: segments.ts). */

@@ -148,7 +148,11 @@ export interface Journal {
   unplaced(requestId: string): Promise<void>
   /** Durable before the API replies 200. */
   accepted(rec: AcceptedRequest): Promise<void>
-  /** The request's outcome is known and it has no callback: it is no longer open. */
+  /**
+   * The request's outcome is known and it has no callback: it is no longer open. Unhurried: it
+   * rides with the next batch and is durable within 50 ms, not at once (group-commit.ts; a crash
+   * in between leaves the request open, and recovery ends it again).
+   */
   ended(requestId: string): Promise<void>
   /** Durable before the first delivery attempt; also ends the request. */
   result(rec: ResultRecord): Promise<void>
