@@ -139,9 +139,9 @@ export async function benchRealfs(ctx: BenchContext): Promise<BenchOutput> {
   if (!existsSync(FS_SH)) {
     return { result: { skipped: `no real FreeSWITCH at ${FS_SH}` }, summary: [`skipped: no real FreeSWITCH at ${FS_SH}`] }
   }
-  // A warm daemon (bench/api.ts WARMUP_MS says why 10 s): at this rate (~35 setups/s) a 2 s
+  // A warm daemon (bench/api.ts WARMUP_MS says why 30 s): at this rate (~35 setups/s) a 2 s
   // warm-up was 70 calls, and V8's compiling of the daemon's code fell in the window.
-  const warmupMs = dur(ctx, 10000)
+  const warmupMs = dur(ctx, 30000)
   const durationMs = dur(ctx, 10000)
   const dir = await mkdtemp(join(tmpdir(), 'cod-bench-realfs-'))
   const noApp: AppServer = { base: 'http://127.0.0.1:9', hits: [], documents: {}, close: () => undefined }
