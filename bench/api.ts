@@ -20,7 +20,7 @@ import { pino } from 'pino'
 import { AUTH, DOMAIN, ESL_PASSWORD } from './lib/config.js'
 import { cpuWindow, perRequest, withCpu } from './lib/cpu.js'
 import { runLoad, type LoadResult } from './lib/load.js'
-import { startWorker } from './lib/procs.js'
+import { startWorker, type Worker } from './lib/procs.js'
 import { startStack } from './lib/stack.js'
 import { ratio, summarize } from './lib/stats.js'
 import { dur, type BenchContext, type BenchOutput } from './context.js'
@@ -61,14 +61,16 @@ export async function benchApi(ctx: BenchContext): Promise<BenchOutput> {
   let eslCpu: Record<string, number>
   let bareCpu: Record<string, number>
   let bareWindowCpu: Record<string, number>
-  const eslFloor = await startWorker('esl-baseline', { args: { port: stack.eslPort, password: ESL_PASSWORD } })
+  let eslFloor: Worker | undefined
   try {
+    eslFloor = await startWorker('esl-baseline', { args: { port: stack.eslPort, password: ESL_PASSWORD } })
+    const floor = eslFloor
     ctx.log(`api: call_user at concurrency ${CONCURRENCY} for ${(warmupMs + durationMs) / 1000} s, with (c) bare esl-lite on the same events`)
-    const window = cpuWindow({ daemon: stack.daemon, simulator: stack.sim, eslFloor })
+    const window = cpuWindow({ daemon: stack.daemon, simulator: stack.sim, eslFloor: floor })
     // (c)'s events are counted from the window's opening.
     const countEdge = async (e: 'open' | 'close') => {
       await window.edge(e)
-      if (e === 'open') await eslFloor.call('resetEvents')
+      if (e === 'open') await floor.call('resetEvents')
     }
     ;({ value: daemon, cpu_ms: cpu } = await withCpu({ daemon: stack.daemon, simulator: stack.sim }, () => runLoad({
       url: `${stack.baseUrl}/api/call_user`,
@@ -81,7 +83,7 @@ export async function benchApi(ctx: BenchContext): Promise<BenchOutput> {
       atWindow: countEdge,
     })))
     windowCpu = window.cpu_ms()
-    floorEvents = await eslFloor.call<{ total: number; byName: Record<string, number> }>('events')
+    floorEvents = await floor.call<{ total: number; byName: Record<string, number> }>('events')
     live = await stack.sim.call<number>('live')
     // Let the last calls end before the next measurement.
     await new Promise((r) => setTimeout(r, 1000))
@@ -89,7 +91,7 @@ export async function benchApi(ctx: BenchContext): Promise<BenchOutput> {
     ctx.log('api: baseline (b) bare esl-lite bgapi round trips to the same simulator')
     ;({ value: esl, cpu_ms: eslCpu } = await withCpu({ simulator: stack.sim }, () => eslRoundTrips(stack.eslPort, warmupMs, durationMs)))
   } finally {
-    await eslFloor.stop()
+    await eslFloor?.stop()
     await stack.stop()
   }
 
