@@ -111,6 +111,17 @@ export function applyEvent(table: ChannelTable, ev: FsEvent, ctx: ReducerContext
   const others = scratch
   others.clear()
   refresh(table, ch, ev, ctx, isNew, others)
+  // An answer whose CHANNEL_ANSWER never came (sent while the link was down): every later event of
+  // the channel says it in Answer-State (switch_channel_event_set_basic_data writes "answered"
+  // once the channel is). Without this, a leg answered during a drop and bridged after the
+  // reconnection's re-read began stayed ringing for the engine until its watchdog (the re-read
+  // keeps what newer events said: reconcile.ts). Heard as an answer, before the event's own change.
+  const lateAnswer = !isNew && !ch.answered && name !== 'CHANNEL_ANSWER' && ch.state !== 'hangup' && ev['Answer-State'] === 'answered'
+  if (lateAnswer) {
+    ch.answered = true
+    ch.answerAt ??= microsToMs(ev['Caller-Channel-Answered-Time']) ?? at
+    if (!LATER_THAN_ANSWER.has(ch.state)) table.setState(ch, answeredState(ch), at)
+  }
 
   let reportOwn = true
   switch (name) {
@@ -192,6 +203,7 @@ export function applyEvent(table: ChannelTable, ev: FsEvent, ctx: ReducerContext
 
   const changes: ChannelChange[] = []
   if (isNew && kind !== 'created') changes.push({ kind: 'created', channel: ch, event: ev })
+  if (lateAnswer) changes.push({ kind: 'answered', channel: ch, event: ev })
   if (reportOwn) changes.push({ kind, channel: ch, event: ev })
   for (const [other, otherKind] of others) if (other !== ch) changes.push({ kind: otherKind, channel: other, event: ev })
   others.clear()

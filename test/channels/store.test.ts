@@ -75,6 +75,27 @@ t.test('a channel first seen at its end: created, then hung up once, never count
   t.same(kinds(s.apply(ev('CHANNEL_ANSWER', U(1)))), [], 'nor does anything after it')
 })
 
+t.test('an answer whose CHANNEL_ANSWER was lost: the next event saying Answer-State answered reports it, once', async (t) => {
+  // Found by test/fault/esl-drop.test.ts: a leg answered while the ESL link was down and bridged
+  // after the reconnection's re-read began stayed ringing for the engine until its watchdog.
+  const s = newStore()
+  s.apply(ev('CHANNEL_CREATE', U(1), { variable_cod_domain: DOMAIN, 'Answer-State': 'ringing' }))
+  s.apply(ev('CHANNEL_PROGRESS', U(1), { 'Answer-State': 'ringing' }))
+  const changes = s.apply(ev('CHANNEL_BRIDGE', U(1), { 'Answer-State': 'answered', 'Bridge-A-Unique-ID': U(1), 'Bridge-B-Unique-ID': U(2) }))
+  t.same(kinds(changes).slice(0, 2), [
+    ['answered', U(1)],
+    ['bridged', U(1)],
+  ])
+  t.equal(s.get(U(1))?.answered, true)
+  t.equal(s.get(U(1))?.state, 'bridged')
+  t.same(kinds(s.apply(ev('CHANNEL_UNBRIDGE', U(1), { 'Answer-State': 'answered', 'Bridge-A-Unique-ID': U(1), 'Bridge-B-Unique-ID': U(2) }))), [['unbridged', U(1)]], 'said once')
+  // Early media is no answer; nor is the end of a channel that never answered.
+  s.apply(ev('CHANNEL_CREATE', U(3), { variable_cod_domain: DOMAIN, 'Answer-State': 'ringing' }))
+  t.same(kinds(s.apply(ev('CHANNEL_PROGRESS_MEDIA', U(3), { 'Answer-State': 'early' }))), [['progress', U(3)]])
+  t.same(kinds(s.apply(ev('CHANNEL_HANGUP', U(3), { 'Answer-State': 'hangup', 'Hangup-Cause': 'NO_ANSWER' }))), [['hangup', U(3)]])
+  t.equal(s.get(U(3))?.answered, false)
+})
+
 t.test('a re-read: rows of channels heard of since it began are ignored; adopted channels are indexed', async (t) => {
   const s = newStore()
   s.apply(ev('CHANNEL_CREATE', U(1), { variable_cod_domain: DOMAIN }))
