@@ -117,11 +117,7 @@ export function applyEvent(table: ChannelTable, ev: FsEvent, ctx: ReducerContext
   // reconnection's re-read began stayed ringing for the engine until its watchdog (the re-read
   // keeps what newer events said: reconcile.ts). Heard as an answer, before the event's own change.
   const lateAnswer = !isNew && !ch.answered && name !== 'CHANNEL_ANSWER' && ch.state !== 'hangup' && ev['Answer-State'] === 'answered'
-  if (lateAnswer) {
-    ch.answered = true
-    ch.answerAt ??= microsToMs(ev['Caller-Channel-Answered-Time']) ?? at
-    if (!LATER_THAN_ANSWER.has(ch.state)) table.setState(ch, answeredState(ch), at)
-  }
+  if (lateAnswer) markAnswered(table, ch, ev, at)
 
   let reportOwn = true
   switch (name) {
@@ -135,13 +131,8 @@ export function applyEvent(table: ChannelTable, ev: FsEvent, ctx: ReducerContext
         ch.otherUuid = other
         link(table, ch, other, true, others)
       }
-      if (name === 'CHANNEL_ANSWER') {
-        ch.answered = true
-        ch.answerAt ??= microsToMs(ev['Caller-Channel-Answered-Time']) ?? at
-        if (!LATER_THAN_ANSWER.has(ch.state)) table.setState(ch, answeredState(ch), at)
-      } else if (name !== 'CHANNEL_CREATE' && ch.state === 'calling') {
-        table.setState(ch, 'ringing', at)
-      }
+      if (name === 'CHANNEL_ANSWER') markAnswered(table, ch, ev, at)
+      else if (name !== 'CHANNEL_CREATE' && ch.state === 'calling') table.setState(ch, 'ringing', at)
       break
     }
     case 'CHANNEL_BRIDGE': {
@@ -208,6 +199,13 @@ export function applyEvent(table: ChannelTable, ev: FsEvent, ctx: ReducerContext
   for (const [other, otherKind] of others) if (other !== ch) changes.push({ kind: otherKind, channel: other, event: ev })
   others.clear()
   return changes
+}
+
+/** The channel answered: at its answer time if the event gives it, and in its answered state unless past it already. */
+function markAnswered(table: ChannelTable, ch: MutableChannel, ev: FsEvent, at: number): void {
+  ch.answered = true
+  ch.answerAt ??= microsToMs(ev['Caller-Channel-Answered-Time']) ?? at
+  if (!LATER_THAN_ANSWER.has(ch.state)) table.setState(ch, answeredState(ch), at)
 }
 
 /** An answered leg whose destination is an IVR document (or an extension bound to one) runs it. */
