@@ -61,8 +61,8 @@ export class GroupCommitter {
       if (o.unhurried !== true) {
         this.hurried = true
         this.start()
-      } else if (!this.running && this.timer === undefined) {
-        this.timer = setTimeout(() => this.start(), this.unhurriedMs)
+      } else if (!this.running) {
+        this.startUnhurried()
       }
     })
   }
@@ -89,6 +89,11 @@ export class GroupCommitter {
     setImmediate(() => void this.drain())
   }
 
+  /** Starts a batch after `unhurriedMs`, unless one starts before (or such a start is set already). */
+  private startUnhurried(): void {
+    this.timer ??= setTimeout(() => this.start(), this.unhurriedMs)
+  }
+
   private async drain(): Promise<void> {
     // Everything queued goes out; a further batch only for an append that must not wait (or a
     // flush: `idle` waiters).
@@ -112,9 +117,7 @@ export class GroupCommitter {
     }
     this.running = false
     // Unhurried appends that came during the last write wait for the next batch, or their time.
-    if (this.queue.length > 0 && this.timer === undefined) {
-      this.timer = setTimeout(() => this.start(), this.unhurriedMs)
-    }
+    if (this.queue.length > 0) this.startUnhurried()
     const waiters = this.idle
     this.idle = []
     for (const w of waiters) w()
