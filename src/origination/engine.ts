@@ -128,7 +128,6 @@ export function createEngine(deps: EngineDeps): Engine {
   const records = createLegRecords({
     pbx,
     channels,
-    logger: log,
     commandTimeoutMs,
     inFlight: (id) => requests.has(id) || recovery.has(id),
   })

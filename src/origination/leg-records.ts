@@ -3,10 +3,8 @@
  * a leg that ended while the daemon was not listening (a crash, a restart, a lost ESL link) can
  * still be read, so that recovery reports the true outcome instead of a guess.
  *
- * - When one of our originated legs appears, its hangup hook is set (uuid_setvar: the hook needs
- *   `${hangup_cause}`, which the originate itself refuses; pbx/commands.ts hangupRecordHook).
- *   The answer is recorded by the originate's own `api_on_answer`, so a leg answered before its
- *   hook was set is still known as answered.
+ * - The records are written by FreeSWITCH itself: the originate gives each leg its
+ *   `api_on_answer` and `api_hangup_hook` (pbx/commands.ts answerRecordVar, hangupRecordVar).
  * - read(): the records of a request's legs (`hash select`).
  * - Once a leg is destroyed and its request's result reported, the record is deleted (`hash delete`)
  *   after a delay that leaves the result time to reach the journal (a crash in between would
@@ -17,7 +15,6 @@ import { CHANNEL_VARS } from '../pbx/channel-vars.js'
 import * as commands from '../pbx/commands.js'
 import { legRecordSlot, parseLegRecord, type LegRecord } from '../pbx/leg-record.js'
 import type { PbxClient } from '../pbx/types.js'
-import type { Logger } from '../util/logger.js'
 import type { LegState } from './leg-outcome.js'
 
 /** A leg's record: what it says, `none` when FreeSWITCH holds none, `unread` when it could not be asked. */
@@ -47,7 +44,6 @@ export interface LegRecords {
 export interface LegRecordsDeps {
   readonly pbx: PbxClient
   readonly channels: ChannelModel
-  readonly logger: Logger
   readonly commandTimeoutMs: number
   /** The request is still in flight (its result not reported yet): its records stay. */
   readonly inFlight: (requestId: string) => boolean
@@ -62,7 +58,7 @@ interface Doomed {
 }
 
 export function createLegRecords(deps: LegRecordsDeps): LegRecords {
-  const { pbx, channels, logger: log, commandTimeoutMs } = deps
+  const { pbx, channels, commandTimeoutMs } = deps
   const delayMs = deps.forgetDelayMs ?? 5000
   const timers = new Set<NodeJS.Timeout>()
 
@@ -70,13 +66,6 @@ export function createLegRecords(deps: LegRecordsDeps): LegRecords {
     if (!cmd.ok || !pbx.isConnected()) return undefined
     const r = await pbx.bgapi(cmd.value, commandTimeoutMs)
     return r.ok ? r.value : undefined
-  }
-
-  const setHook = (domain: string, requestId: string, uuid: string): void => {
-    void send(commands.hangupRecordHook(uuid, legRecordSlot(domain, requestId, uuid))).then((reply) => {
-      // Gone already (-ERR No such channel!): the daemon heard its end itself.
-      if (reply === undefined) log.debug({ uuid, requestId }, 'leg hangup record not set')
-    })
   }
 
   const later = (fn: () => void, ms: number): void => {
@@ -107,12 +96,8 @@ export function createLegRecords(deps: LegRecordsDeps): LegRecords {
     const requestId = ch.requestId
     if (ch.role !== 'originator' || requestId === undefined || ch.domain === undefined) return
     const domain = ch.vars[CHANNEL_VARS.domain] ?? ch.domain
-    // Found by a re-read (a reconnection, a restart): only a leg still ringing needs it; an
-    // answered one has its answer recorded already, and there may be thousands of those.
-    const needed = ch.state !== 'hangup' && !(change.resync === true && ch.answered)
-    if (change.kind === 'created' && needed) setHook(domain, requestId, ch.uuid)
     // Its hook has run (CS_HANGUP comes before CHANNEL_DESTROY): the record goes once the result is out.
-    else if (change.kind === 'destroyed') later(() => drop({ domain, requestId, uuid: ch.uuid }), delayMs)
+    if (change.kind === 'destroyed') later(() => drop({ domain, requestId, uuid: ch.uuid }), delayMs)
   })
 
   return {

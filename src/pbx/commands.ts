@@ -28,8 +28,11 @@
  *   runs an API command) in variables and application data, so `$` is refused everywhere.
  *
  * The one `$` it writes: the fixed `${hangup_cause}:${answer_epoch}` of a leg's hangup record
- * (hangupRecordHook, via uuid_setvar, which FreeSWITCH sets unchecked), around a checked realm
- * and key; the hook variables are reserved, no caller sets them (src/pbx/leg-record.ts).
+ * (hangupRecordVar), around a checked realm and key, in an originate that turns the `${` check
+ * off for that purpose alone (`origination_nested_vars=true`, first of its globals): the rest of
+ * that originate is checked to hold no `$` and no other `origination_nested_vars=true` before the
+ * records are added (originate). The hook variables are reserved, no caller sets them
+ * (src/pbx/leg-record.ts).
  *
  * Validated kinds: uuid, user name, domain, number, cause, variable name, token (variable
  * values), gateway, extension. Free text: caller id name (neutralised + quoted), end_user
@@ -122,7 +125,7 @@ export interface OriginateLeg {
   readonly vars?: Readonly<Record<string, string>>
   /** Adds the SIP auto-answer headers to this leg; `host` goes into the header URIs. */
   readonly autoAnswer?: { readonly host: string }
-  /** FreeSWITCH records the leg's answer here itself (`api_on_answer`, see answerRecordVar). */
+  /** FreeSWITCH records the leg's answer and its hangup here itself (answerRecordVar, hangupRecordVar). */
   readonly record?: HashSlot
 }
 
@@ -153,14 +156,42 @@ export const LEG_RECORD_ANSWERED = 'answered'
  * `api_on_answer*` as an API command when the leg answers (switch_channel_api_on, do_api_on: the
  * command up to the first space, then its argument). Quoted because of that space: the blank split
  * of originate_function keeps `'...'` together and cleanup_separated_string drops the quotes
- * (switch_utils.c). Literal text only: originate refuses a value holding `${`
- * (switch_ivr_originate.c check_vars, switch_channel_set_variable_var_check).
+ * (switch_utils.c).
  */
 function answerRecordVar(field: string, slot: HashSlot): Result<string, CommandError> {
   const s = checkSlot(field, slot)
   if (!s.ok) return s
   return ok(`api_on_answer='hash insert/${s.value}/${LEG_RECORD_ANSWERED}'`)
 }
+
+/** What the hangup record says, expanded by FreeSWITCH at hangup: `<CAUSE>:<answer_epoch>`. */
+const HANGUP_RECORD = '${hangup_cause}:${answer_epoch}'
+
+/**
+ * `api_hangup_hook='hash insert/<realm>/<key>/${hangup_cause}:${answer_epoch}'`: the leg records
+ * its hangup cause, and whether it was ever answered (answer_epoch is 0 if not), when it hangs
+ * up, also while the daemon is away. switch_core_state_machine.c switch_core_session_hangup_state
+ * sets `hangup_cause` and the timestamps, then api_hook runs the variable: the command up to the
+ * first space, its argument expanded with the channel's variables.
+ *
+ * The `${...}` must reach the channel unexpanded: the originate refuses a variable holding `${`
+ * (switch_ivr_originate.c: every `{}` and `[]` variable goes through
+ * switch_channel_set_variable_var_check with check_vars, "Invalid data (${<name>} contains a
+ * variable)") unless `origination_nested_vars=true` appears in the dial string, which sets it
+ * as written. So the originate carries that text, and is checked without these hooks first
+ * (originate). Set by the originate, the hook is there from the leg's first instant: a leg that
+ * fails before the daemon hears of it still records why (seen on FreeSWITCH 1.10.12:
+ * `NORMAL_TEMPORARY_FAILURE:0` for a leg whose INVITE failed at once, `USER_BUSY:<epoch>` for
+ * an answered leg killed with that cause).
+ */
+function hangupRecordVar(field: string, slot: HashSlot): Result<string, CommandError> {
+  const s = checkSlot(field, slot)
+  if (!s.ok) return s
+  return ok(`api_hangup_hook='hash insert/${s.value}/${HANGUP_RECORD}'`)
+}
+
+/** Turns the originate's `${` check off, for the hangup records alone (hangupRecordVar). */
+const NESTED_VARS = 'origination_nested_vars=true'
 
 export type OriginateTarget =
   /** The answered leg runs `<extension> XML <context>` (the daemon's xml_curl dialplan). */
@@ -296,7 +327,9 @@ export function originate(spec: OriginateSpec): Result<EslCommand, CommandError>
   globals.push(...gv.value)
 
   const seen = new Set<string>()
+  /** The legs as written, and as checked: without their hangup records. */
   const legs: string[] = []
+  const checkedLegs: string[] = []
   for (const [i, leg] of spec.legs.entries()) {
     const field = `legs[${i}]`
     const u = check('uuid', `${field}.uuid`, leg.uuid)
@@ -313,12 +346,17 @@ export function originate(spec: OriginateSpec): Result<EslCommand, CommandError>
       if (!aa.ok) return aa
       legVars.push(...aa.value)
     }
+    let hangupRecord: string | undefined
     if (leg.record !== undefined) {
       const rec = answerRecordVar(`${field}.record`, leg.record)
       if (!rec.ok) return rec
       legVars.push(rec.value)
+      const hook = hangupRecordVar(`${field}.record`, leg.record)
+      if (!hook.ok) return hook
+      hangupRecord = hook.value
     }
-    legs.push(`[${legVars.join(',')}]${ep.value}`)
+    checkedLegs.push(`[${legVars.join(',')}]${ep.value}`)
+    legs.push(`[${[...legVars, ...(hangupRecord !== undefined ? [hangupRecord] : [])].join(',')}]${ep.value}`)
   }
 
   let target: string
@@ -331,12 +369,15 @@ export function originate(spec: OriginateSpec): Result<EslCommand, CommandError>
     if (!c.ok) return c
     target = `${x.value} XML ${c.value}`
   }
-  const text = `originate {${globals.join(',')}}${legs.join(',')} ${target}`
-  // Belt and braces: whatever was validated above, these may never reach FreeSWITCH.
-  if (CONTROL.test(text) || text.includes('$') || text.includes(':_:') || /origination_nested_vars=true/i.test(text)) {
+  const checked = `originate {${globals.join(',')}}${checkedLegs.join(',')} ${target}`
+  // Belt and braces: whatever was validated above, these may never reach FreeSWITCH. Checked
+  // before the hangup records are added, so their `${` and the text that lets it through are
+  // the only ones the originate can carry.
+  if (CONTROL.test(checked) || checked.includes('$') || checked.includes(':_:') || /origination_nested_vars=true/i.test(checked)) {
     return fail('originate', 'produced unsafe text')
   }
-  return ok(brand(text))
+  if (!spec.legs.some((leg) => leg.record !== undefined)) return ok(brand(checked))
+  return ok(brand(`originate {${[NESTED_VARS, ...globals].join(',')}}${legs.join(',')} ${target}`))
 }
 
 /** `sofia_contact <profile>/<user>@<domain>` (profile `*`: every profile): the comma list of registered contacts. */
@@ -418,25 +459,6 @@ export function hupall(cause: string, variable: string, value: string): Result<E
   const v = check('token', 'value', value)
   if (!v.ok) return v
   return ok(brand(`hupall ${c.value} ${n.value} ${v.value}`))
-}
-
-/**
- * `uuid_setvar <uuid> api_hangup_hook hash insert/<realm>/<key>/${hangup_cause}:${answer_epoch}`:
- * the leg records its hangup cause, and whether it was ever answered (answer_epoch is 0 if not),
- * when it hangs up, also while the daemon is away. switch_core_state_machine.c
- * switch_core_session_hangup_state sets `hangup_cause` and the timestamps, then api_hook runs
- * the variable: the command up to the first space, its argument expanded with the channel's
- * variables. The `${...}` must reach the channel unexpanded and unrefused: the originate refuses
- * it (check_vars), while uuid_setvar_function (mod_commands.c) sets its value without that check,
- * and switch_api_execute expands nothing. The one `$` this module writes: a fixed text around
- * a checked realm and key, with FreeSWITCH's own variable names.
- */
-export function hangupRecordHook(uuid: string, slot: HashSlot): Result<EslCommand, CommandError> {
-  const u = check('uuid', 'uuid', uuid)
-  if (!u.ok) return u
-  const s = checkSlot('slot', slot)
-  if (!s.ok) return s
-  return ok(brand(`uuid_setvar ${u.value} api_hangup_hook hash insert/${s.value}/\${hangup_cause}:\${answer_epoch}`))
 }
 
 /** `hash select/<realm>/<key>`: the value, or an empty reply when there is none (mod_hash.c). */

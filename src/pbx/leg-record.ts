@@ -5,8 +5,8 @@
  * it (docs/design.md "Recovery").
  *
  * - On answer: `answered` (the originate's `api_on_answer`, pbx/commands.ts answerRecordVar).
- * - On hangup: `<CAUSE>:<answer_epoch>` (`api_hangup_hook`, set with uuid_setvar when the leg
- *   appears: commands.ts hangupRecordHook), overwriting `answered`.
+ * - On hangup: `<CAUSE>:<answer_epoch>` (the originate's `api_hangup_hook`, commands.ts
+ *   hangupRecordVar), overwriting `answered`.
  *
  * One entry per leg: realm `cod_<domain>`, key `<request id>.<leg uuid>`. Read with
  * `hash select`, removed with `hash delete` once the request's result is safely journaled.

@@ -10,7 +10,7 @@ import t from 'tap'
 import { ERROR_STATUS } from '../../src/api/errors.js'
 import { startDaemon, type Daemon } from '../../src/daemon.js'
 import { silentLogger } from '../../src/util/logger.js'
-import { parseOriginate } from '../pbx/fs-model.js'
+import { parseOriginate, withoutOwnRecords } from '../pbx/fs-model.js'
 import { BASES, MARKERS, basic, DOMAIN, TOKEN, freeTextCorpus, refusedCorpus, type AbuseRequest } from './corpus.js'
 
 const CONFIG = fileURLToPath(new URL('./fixtures/daemon.yaml', import.meta.url))
@@ -160,11 +160,11 @@ t.test('hostile requests', async (t) => {
   // Every terminal and number is busy: the calls end at once.
   for (let i = 0; i < 300 && sim.liveChannels().length > 0; i++) await new Promise((r) => setTimeout(r, 20))
 
-  const phase2 = sim.commands.slice(start2).map((c) => c.text)
-  // The one `$` the daemon writes itself: each leg's hangup hook records `${hangup_cause}` into
-  // mod_hash (origination/leg-records.ts), built only from UUIDs and the domain; nothing else may carry one.
-  const ownHook = /^bgapi uuid_setvar [0-9a-f-]{36} api_hangup_hook hash insert\/cod_[a-z0-9.-]+\/[0-9a-f-]{36}\.[0-9a-f-]{36}\/\$\{hangup_cause\}:\$\{answer_epoch\}$/
-  t.same(phase2.filter((c) => !ownHook.test(c) && MARKERS.some((m) => c.includes(m))), [], 'no ESL command carries the hostile text')
+  // The one `$` the daemon writes itself, taken out: each leg's hangup hook records `${hangup_cause}`
+  // into mod_hash (pbx/commands.ts hangupRecordVar), built only from UUIDs and the domain, with the
+  // `origination_nested_vars=true` that lets it through; nothing else may carry either.
+  const phase2 = sim.commands.slice(start2).map((c) => withoutOwnRecords(c.text))
+  t.same(phase2.filter((c) => MARKERS.some((m) => c.includes(m))), [], 'no ESL command carries the hostile text')
   t.same(phase2.filter((c) => !ALLOWED_COMMANDS.test(c)), [], 'only the daemon’s own commands')
   const originates = phase2.filter((c) => c.startsWith('bgapi originate '))
   const seen = new Set<string>()

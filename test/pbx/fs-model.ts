@@ -161,3 +161,24 @@ export function parseOriginate(command: string): ParsedOriginate {
     nestedVars: /origination_nested_vars=true/i.test(args[0] ?? ''),
   }
 }
+
+/**
+ * A leg's own hangup record, as pbx/commands.ts hangupRecordVar writes it into the leg's `[...]`:
+ * the fixed `${hangup_cause}:${answer_epoch}` around the domain's realm and a key ending with that
+ * leg's own origination_uuid (backreference), last of the leg's variables.
+ */
+const OWN_HANGUP_RECORD =
+  /\[origination_uuid=([0-9a-f-]{36})((?:,[^\]]*)?),api_hangup_hook='hash insert\/cod_[a-z0-9.-]+\/[0-9a-f-]{36}\.\1\/\$\{hangup_cause\}:\$\{answer_epoch\}'\]/gi
+
+/** What lets the records' `${` past the originate's check: first of its globals, nowhere else. */
+const OWN_NESTED_VARS = /^((?:bgapi |api )?originate )\{origination_nested_vars=true,/
+
+/**
+ * The command without the daemon's own hangup records and the `origination_nested_vars=true`
+ * that lets them through (only when there was a record to let through): what is left must then
+ * hold no `$` and no other `origination_nested_vars=true`, exactly like any other command.
+ */
+export function withoutOwnRecords(command: string): string {
+  const stripped = command.replace(OWN_HANGUP_RECORD, '[origination_uuid=$1$2]')
+  return stripped === command ? command : stripped.replace(OWN_NESTED_VARS, '$1{')
+}

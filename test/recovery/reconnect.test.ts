@@ -33,7 +33,7 @@ t.test('link lost while calls end: answered and rung-out legs are read from thei
   t.equal(answered.status, 200)
   t.equal(rangOut.status, 200)
   const uuids = [answered.json.uuids?.[0] ?? '', rangOut.json.uuids?.[0] ?? '']
-  // The daemon sets each leg's hangup hook when it hears the leg created.
+  // Each leg carries its hangup hook from the originate (pbx/commands.ts hangupRecordVar).
   await waitFor('hooks set', () => rig.sim.liveChannels().filter((c) => uuids.includes(c.uuid) && c.variables.api_hangup_hook !== undefined).length === 2)
 
   rig.relay.cut()

@@ -13,6 +13,7 @@ import type { EslCommand } from '../../src/pbx/types.js'
 import { Simulator } from '../../src/sim/index.js'
 import type { DomainConfig } from '../../src/config/schema.js'
 import { silentLogger } from '../../src/util/logger.js'
+import { withoutOwnRecords } from '../pbx/fs-model.js'
 
 const UUID = '0c882a51-d28a-43c6-9fe9-0991d369605c'
 const REQ = '7f035229-6186-45e0-b5a6-7419e1e380d0'
@@ -21,7 +22,7 @@ t.test('the slot of a leg: realm cod_<domain>, key <request>.<uuid>, lower case'
   t.same(legRecordSlot('Example.COM', REQ, UUID.toUpperCase()), { realm: 'cod_example.com', key: `${REQ}.${UUID}` })
 })
 
-t.test('originate: every leg with a record carries its quoted api_on_answer, literal text only', async (t) => {
+t.test('originate: every leg with a record carries its quoted api_on_answer and api_hangup_hook, past the ${ check', async (t) => {
   const slot = legRecordSlot('example.com', REQ, UUID)
   const cmd = commands.originate({
     legs: [{ uuid: UUID, endpoint: { kind: 'gateway', gateway: 'gw', number: '0501230000' }, record: slot }],
@@ -30,8 +31,42 @@ t.test('originate: every leg with a record carries its quoted api_on_answer, lit
   })
   t.ok(cmd.ok)
   if (!cmd.ok) return
-  t.match(cmd.value, `[origination_uuid=${UUID},api_on_answer='hash insert/cod_example.com/${REQ}.${UUID}/answered']sofia/gateway/gw/0501230000`)
-  t.notOk(cmd.value.includes('$'), 'no expansion in the originate (FreeSWITCH refuses ${ there: check_vars)')
+  t.equal(
+    cmd.value,
+    `originate {origination_nested_vars=true,originate_timeout=30,ignore_early_media=true}` +
+      `[origination_uuid=${UUID},api_on_answer='hash insert/cod_example.com/${REQ}.${UUID}/answered',` +
+      `api_hangup_hook='hash insert/cod_example.com/${REQ}.${UUID}/\${hangup_cause}:\${answer_epoch}']sofia/gateway/gw/0501230000 &park()`,
+  )
+  // FreeSWITCH 1.10.12 refuses a `{}` or `[]` value holding `${` ("Invalid data (${api_hangup_hook}
+  // contains a variable)") unless that text is in the dial string; without records, neither is.
+  const bare = commands.originate({ legs: [{ uuid: UUID, endpoint: { kind: 'gateway', gateway: 'gw', number: '0501230000' } }], timeoutSec: 30, target: { kind: 'park' } })
+  t.ok(bare.ok && !bare.value.includes('$') && !bare.value.includes('origination_nested_vars'), 'no record: no expansion, the check stays on')
+})
+
+t.test('the wire tests take out the daemon\'s own records only (test/pbx/fs-model.ts withoutOwnRecords)', async (t) => {
+  const OTHER = '26106cbc-9dce-4f72-8987-7e5e09dc0bef'
+  const cmd = commands.originate({
+    legs: [UUID, OTHER].map((uuid) => ({ uuid, endpoint: { kind: 'gateway' as const, gateway: 'gw', number: '0501230000' }, record: legRecordSlot('example.com', REQ, uuid) })),
+    timeoutSec: 30,
+    target: { kind: 'park' },
+  })
+  if (!cmd.ok) throw new Error('builder')
+  const text = `bgapi ${cmd.value}`
+  const left = withoutOwnRecords(text)
+  t.notOk(left.includes('$') || left.includes('nested_vars'), 'both legs\' hooks and the flag go')
+  t.match(left, `[origination_uuid=${OTHER},api_on_answer='hash insert/cod_example.com/${REQ}.${OTHER}/answered']sofia/`, 'the rest of the leg stays')
+  const hook = (key: string) => `api_hangup_hook='hash insert/cod_example.com/${REQ}.${key}/\${hangup_cause}:\${answer_epoch}'`
+  for (const [why, bad] of [
+    ['a hook keyed on another leg', text.replace(hook(OTHER), hook(UUID))],
+    ['a hook with more in it', text.replace(hook(UUID), hook(UUID).replace(':${answer_epoch}', ':${system(id)}'))],
+    ['another ${ beside the hooks', text.replace('ignore_early_media=true', 'ignore_early_media=${x}')],
+    ['a hook that is not its leg\'s last variable', text.replace(`${hook(UUID)}]`, `${hook(UUID)},x=1]`)],
+  ] as const) {
+    t.not(bad, text, `${why}: the forgery differs`)
+    t.ok(withoutOwnRecords(bad).includes('$'), `${why}: a $ is left for the wire tests to see`)
+  }
+  const flagOnly = text.replace(/,api_hangup_hook='[^']*'/g, '')
+  t.equal(withoutOwnRecords(flagOnly), flagOnly, 'the flag without any hook stays')
 })
 
 t.test('bad realms and keys are refused, never written', async (t) => {
@@ -50,9 +85,7 @@ t.test('bad realms and keys are refused, never written', async (t) => {
     t.notOk(r.ok, why)
     t.notOk(commands.hashSelect({ realm, key }).ok, `hash select: ${why}`)
     t.notOk(commands.hashDelete({ realm, key }).ok, `hash delete: ${why}`)
-    t.notOk(commands.hangupRecordHook(UUID, { realm, key }).ok, `hook: ${why}`)
   }
-  t.notOk(commands.hangupRecordHook('not-a-uuid', { realm: 'cod_x', key: 'k' }).ok, 'hook on a bad uuid')
 })
 
 t.test('a caller may not set the hook variables itself', async (t) => {
@@ -62,10 +95,8 @@ t.test('a caller may not set the hook variables itself', async (t) => {
   }
 })
 
-t.test('the hangup hook, select and delete: exact text', async (t) => {
+t.test('select and delete: exact text', async (t) => {
   const slot = { realm: 'cod_example.com', key: `${REQ}.${UUID}` }
-  const hook = commands.hangupRecordHook(UUID, slot)
-  t.same(hook, { ok: true, value: `uuid_setvar ${UUID} api_hangup_hook hash insert/cod_example.com/${REQ}.${UUID}/\${hangup_cause}:\${answer_epoch}` })
   t.same(commands.hashSelect(slot), { ok: true, value: `hash select/cod_example.com/${REQ}.${UUID}` })
   t.same(commands.hashDelete(slot), { ok: true, value: `hash delete/cod_example.com/${REQ}.${UUID}` })
 })
@@ -119,13 +150,8 @@ t.test('simulator: hash API replies, api_on_answer and api_hangup_hook run as Fr
     const rec = legRecordSlot('rec.test', REQ, uuid)
     const contact = await api(`sofia_contact */${user}@rec.test`)
     const cmd = commands.originate({ legs: [{ uuid, endpoint: { kind: 'contact', contact: contact.trim() }, record: rec }], timeoutSec: 5, target: { kind: 'park' } })
-    const hook = commands.hangupRecordHook(uuid, rec)
-    if (!cmd.ok || !hook.ok) throw new Error('builder')
-    const job = pbx.bgapi(cmd.value, 5000)
-    // The daemon sets the hook when it hears CHANNEL_CREATE; here: as soon as the channel exists.
-    while (!sim.liveChannels().some((c) => c.uuid === uuid)) await new Promise((r) => setImmediate(r))
-    t.equal(await api(hook.value), '+OK\n', `${user}: hook set`)
-    await job
+    if (!cmd.ok) throw new Error('builder')
+    await pbx.bgapi(cmd.value, 5000)
   }
   const read = async (uuid: string) => {
     const c = commands.hashSelect(legRecordSlot('rec.test', REQ, uuid))

@@ -66,15 +66,12 @@ t.test('start on an earlier run\'s journal: adopted, read from records, unknown,
     if (!cmd.ok) throw new Error(JSON.stringify(cmd.error))
     void pbx.bgapi(cmd.value, 60000)
     await waitFor(`${user} created`, () => rig.sim.liveChannels().some((c) => c.uuid === uuid), 5000, 1)
-    const hook = commands.hangupRecordHook(uuid, record)
-    if (hook.ok) await pbx.bgapi(hook.value, 2000)
     await journal.value.accepted({ requestId, domain: DOMAIN, operation: 'call_user', uuids: [uuid], callbackUrl: rx.url, answerDeadlineAt: Date.now() + 60_000 })
     return { requestId, uuid }
   }
 
   const ringing = await place('slow', '5')
-  // Busy once its hangup record is set: the simulator's busy terminal refuses within 2 ms, often
-  // before any client could set the record (the leg would then end unrecorded: outcome_unknown).
+  // Busy once it rings (killed with that cause): the originate gave it its hangup record.
   const busy = await place('ring', '5')
   const kill = commands.uuidKill(busy.uuid, 'USER_BUSY')
   if (!kill.ok) throw new Error('uuid_kill')

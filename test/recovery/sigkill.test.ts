@@ -36,7 +36,7 @@ async function eslClient(t: Test, stack: FaultStack) {
   return pbx
 }
 
-/** The daemon has set the leg's hangup record hook (it does when it hears CHANNEL_CREATE). */
+/** The leg carries its hangup record hook (the originate sets it: pbx/commands.ts hangupRecordVar). */
 async function hookSet(pbx: Awaited<ReturnType<typeof eslClient>>, uuid: string): Promise<void> {
   const cmd = commands.uuidGetVar(uuid, 'api_hangup_hook')
   if (!cmd.ok) throw new Error('uuid_getvar')

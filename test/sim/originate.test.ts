@@ -382,3 +382,29 @@ t.test('PSTN legs through the domain gateway', async (t) => {
   t.equal((await job(c, 'j3'))['_body'], '-ERR CALL_REJECTED\n', 'setPstnBehaviour')
   t.equal(sim.liveChannels().find((ch) => ch.uuid === A)?.answered, true)
 })
+
+t.test('a `{}` or `[]` value holding `${` is refused unless origination_nested_vars=true is in the dial string (check_vars; seen on FreeSWITCH 1.10.12)', async (t) => {
+  const { connect } = await startSim(t)
+  const c = await connect()
+  await c.login()
+  const vars = async (dial: string, uuid: string, names: readonly string[]): Promise<string[]> => {
+    await c.command(`bgapi originate ${dial} &park()\nJob-UUID: j-${uuid}`)
+    await c.waitFor((e) => e['Event-Name'] === 'CHANNEL_PARK' && e['Unique-ID'] === uuid)
+    const out: string[] = []
+    for (const name of names) out.push(await c.api(`uuid_getvar ${uuid} ${name}`))
+    await c.api(`uuid_kill ${uuid}`)
+    await destroyed(c, uuid)
+    return out
+  }
+  const names = ['g', 'l', 'gg', 'plain']
+  t.same(
+    await vars(`{g='a\${x}b',gg=a$\${x}}[origination_uuid=${A},l='\${hangup_cause}:\${answer_epoch}',plain=p]${ALICE0}`, A, names),
+    ['_undef_', '_undef_', '_undef_', 'p'],
+    'refused, `$${` too ("Invalid data (${<name>} contains a variable)"); the rest is set',
+  )
+  t.same(
+    await vars(`{Origination_Nested_Vars=TRUE,g='a\${x}b',gg=a$\${x}}[origination_uuid=${B},l='\${hangup_cause}:\${answer_epoch}',plain=p]${ALICE0}`, B, names),
+    ['a${x}b', '${hangup_cause}:${answer_epoch}', 'a$${x}', 'p'],
+    'with the text anywhere, in any case (switch_stristr): set as written, not expanded',
+  )
+})

@@ -21,6 +21,11 @@
  *   (test/fixtures/freeswitch/esl/19-originate-xml-default.txt), its caller id and exported
  *   variables, gets ring-back when a leg rings, and cancels the legs with ORIGINATOR_CANCEL when it
  *   hangs up.
+ * - A `{}` or `[]` variable whose value holds `${` is refused, not set (check_vars: every one goes
+ *   through switch_channel_set_variable_var_check, "Invalid data (${<name>} contains a
+ *   variable)"), unless the dial string holds `origination_nested_vars=true` (switch_stristr,
+ *   any case) or the calling channel or the globals say origination_nested_vars: then it is set
+ *   as written (FreeSWITCH 1.10.12: `[v='a${x}b']` unset, the same with that text `a${x}b`).
  */
 import type { Switch } from '../core/switch.js'
 import type { TimerHandle } from '../model/clock.js'
@@ -57,7 +62,13 @@ export async function originate(sw: Switch, opts: OriginateOptions): Promise<Ori
   const parsed = parseDialString(opts.dialString)
   if (parsed === undefined) return { ok: false, cause: 'DESTINATION_OUT_OF_ORDER', legs: [] }
   const caller = opts.caller
-  const globals = mergeVars(inherited(caller), parsed.globals)
+  const checkVars = !(
+    /origination_nested_vars=true/i.test(opts.dialString) ||
+    isTrue(caller?.getVar('origination_nested_vars')) ||
+    isTrue(sw.globals.get('origination_nested_vars'))
+  )
+  const passingCheck = (vars: VarList): VarList => (checkVars ? vars.filter(([, value]) => !value.includes('${')) : vars)
+  const globals = mergeVars(inherited(caller), passingCheck(parsed.globals))
   const g = varsToMap(globals)
   const timelimit = positive(g.get('originate_timeout')) ?? positive(caller?.getVar('call_timeout')) ?? (opts.timeoutSec !== undefined && opts.timeoutSec > 0 ? opts.timeoutSec : 60)
   const continueOnTimeout = isTrue(g.get('originate_continue_on_timeout'))
@@ -70,7 +81,7 @@ export async function originate(sw: Switch, opts: OriginateOptions): Promise<Ori
     if (cancelled()) return { ok: false, cause: 'ORIGINATOR_CANCEL', legs: allLegs }
     const plans: Array<{ plan: LegPlan; localUuid?: string; first: boolean }> = []
     for (const leg of group) {
-      const vars = mergeVars(leg.vars, globals)
+      const vars = mergeVars(passingCheck(leg.vars), globals)
       const localUuid = varsToMap(leg.vars).get('origination_uuid')
       const resolved = await resolveLeg(sw, leg.endpoint, vars)
       resolved.forEach((plan, i) => plans.push({ plan, ...(localUuid !== undefined ? { localUuid } : {}), first: i === 0 }))
