@@ -56,9 +56,10 @@ daemon.pbx.onEvent((e) => {
   const name = e['Event-Name']
   if (name === undefined) return
   if (name === 'BACKGROUND_JOB') {
-    // The daemon's own health probes and resync reads are noise here; show the call's jobs.
+    // The daemon's own health probes and resync reads are noise here; show the call's job (its
+    // sofia_contact runs with `api`: an instant command has no job).
     const command = e['Job-Command'] ?? ''
-    if (command !== 'originate' && command !== 'sofia_contact') return
+    if (command !== 'originate') return
     return say(`  event ${name}`, `${command} -> ${JSON.stringify(e['_body'] ?? '')}`)
   }
   if (!['CHANNEL_CREATE', 'CHANNEL_PROGRESS', 'CHANNEL_ANSWER', 'CHANNEL_BRIDGE', 'CHANNEL_HANGUP', 'CHANNEL_PARK'].includes(name)) return

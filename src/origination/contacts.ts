@@ -20,7 +20,7 @@ export function createContactLookup(pbx: PbxClient, commandTimeoutMs: number, lo
   return async (user, domain) => {
     const cmd = commands.sofiaContact(user, domain, '*')
     if (!cmd.ok) return err(refusal('internal', `cannot look up the terminals of ${user}: ${cmd.error.reason}`))
-    const r = await pbx.bgapi(cmd.value, commandTimeoutMs)
+    const r = await pbx.api(cmd.value, commandTimeoutMs)
     if (!r.ok) return err(pbxRefusal(r.error, 'sofia_contact'))
     const parsed = parseSofiaContacts(r.value)
     if (parsed.kind === 'not_registered') return ok([])

@@ -62,9 +62,10 @@ export function createLegRecords(deps: LegRecordsDeps): LegRecords {
   const delayMs = deps.forgetDelayMs ?? 5000
   const timers = new Set<NodeJS.Timeout>()
 
+  /** Its output (`-ERR no reply` for no record), undefined when it could not be run. */
   const send = async (cmd: ReturnType<typeof commands.hashSelect>): Promise<string | undefined> => {
     if (!cmd.ok || !pbx.isConnected()) return undefined
-    const r = await pbx.bgapi(cmd.value, commandTimeoutMs)
+    const r = await pbx.api(cmd.value, commandTimeoutMs)
     return r.ok ? r.value : undefined
   }
 

@@ -103,7 +103,7 @@ export function boxRegistrations(pbx: PbxConnection, commandTimeoutMs: number): 
     async isRegistered(user, domain) {
       const cmd = commands.sofiaContact(user, domain, '*')
       if (!cmd.ok) return err(cmd.error.reason)
-      const r = await pbx.bgapi(cmd.value, commandTimeoutMs)
+      const r = await pbx.api(cmd.value, commandTimeoutMs)
       if (!r.ok) return err(`sofia_contact: ${r.error.kind}`)
       return ok(parseSofiaContacts(r.value).kind !== 'not_registered')
     },

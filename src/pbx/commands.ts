@@ -39,7 +39,7 @@
  * (percent-encoded JSON in `cod_end_user`, see encodeEndUser/decodeEndUser).
  */
 import { err, ok, type Result } from '../util/result.js'
-import type { EslApp, EslCommand } from './types.js'
+import type { EslApp, EslCommand, InstantCommand } from './types.js'
 import { END_USER_FIELDS, type EndUser } from './end-user.js'
 
 export interface CommandError {
@@ -304,6 +304,8 @@ function autoAnswerVars(field: string, host: string): Result<string[], CommandEr
 }
 
 const brand = (text: string): EslCommand => text as EslCommand
+/** For the commands that answer at once (InstantCommand: they may run with `api`). */
+const instant = (text: string): InstantCommand => text as InstantCommand
 
 /** `originate {global}[leg1]ep1,[leg2]ep2 <target>` (one originate; legs rung together). */
 export function originate(spec: OriginateSpec): Result<EslCommand, CommandError> {
@@ -381,13 +383,14 @@ export function originate(spec: OriginateSpec): Result<EslCommand, CommandError>
 }
 
 /** `sofia_contact <profile>/<user>@<domain>` (profile `*`: every profile): the comma list of registered contacts. */
-export function sofiaContact(user: string, domain: string, profile = '*'): Result<EslCommand, CommandError> {
+export function sofiaContact(user: string, domain: string, profile = '*'): Result<InstantCommand, CommandError> {
   const u = check('userName', 'user', user)
   if (!u.ok) return u
   const d = check('domain', 'domain', domain)
   if (!d.ok) return d
   if (profile !== '*' && !PATTERNS.gateway.test(profile)) return fail('profile', 'not a valid profile name')
-  return ok(brand(`sofia_contact ${profile}/${u.value}@${d.value}`))
+  // Instant: a query of sofia's registration table (sofia_reg.c sofia_reg_find_reg_url_multi).
+  return ok(instant(`sofia_contact ${profile}/${u.value}@${d.value}`))
 }
 
 /** `uuid_kill <uuid> [cause]` (mod_commands.c kill_function). */
@@ -462,17 +465,17 @@ export function hupall(cause: string, variable: string, value: string): Result<E
 }
 
 /** `hash select/<realm>/<key>`: the value, or an empty reply when there is none (mod_hash.c). */
-export function hashSelect(slot: HashSlot): Result<EslCommand, CommandError> {
+export function hashSelect(slot: HashSlot): Result<InstantCommand, CommandError> {
   const s = checkSlot('slot', slot)
   if (!s.ok) return s
-  return ok(brand(`hash select/${s.value}`))
+  return ok(instant(`hash select/${s.value}`))
 }
 
 /** `hash delete/<realm>/<key>`: `+OK`, or `-ERR Not found` (mod_hash.c). */
-export function hashDelete(slot: HashSlot): Result<EslCommand, CommandError> {
+export function hashDelete(slot: HashSlot): Result<InstantCommand, CommandError> {
   const s = checkSlot('slot', slot)
   if (!s.ok) return s
-  return ok(brand(`hash delete/${s.value}`))
+  return ok(instant(`hash delete/${s.value}`))
 }
 
 /**

@@ -361,6 +361,21 @@ export function connectPbx(opts: PbxConnectionOptions): PbxConnection {
       if (!s.ok) return s
       return s.value.result
     },
+    async api(command, timeoutMs) {
+      if (!usable()) return err({ kind: 'disconnected' })
+      if (log.isLevelEnabled('debug')) log.debug({ command: redactCommand(command) }, 'esl api')
+      // Its reply is its output: esl-framing.ts hands esl-lite the api/response as a command/reply.
+      const out = send(`api ${command}`, () => usable() && socketOpen())
+      const timer = setTimeout(() => {
+        if (out.withdraw('timeout')) withdrawnCount += 1
+        else out.lose()
+      }, timeoutMs ?? opts.commandTimeoutMs)
+      const r = await out.outcome
+      clearTimeout(timer)
+      if (r.kind === 'answered') return ok(r.body.toString('utf8'))
+      // Unconfirmed: written, its output lost; an instant command's caller only needs to know it has none.
+      return err({ kind: r.kind === 'withdrawn' ? r.why : 'timeout' })
+    },
     async execute(uuid: string, app: EslApp, timeoutMs?: number): Promise<Result<FsEvent, PbxError>> {
       if (!PATTERNS.uuid.test(uuid)) return err({ kind: 'failed', reply: 'invalid uuid' })
       if (!usable()) return err({ kind: 'disconnected' })

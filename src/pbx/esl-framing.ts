@@ -16,6 +16,13 @@
  * ends where a message ends. This framing is the Event Socket's (mod_event_socket.c writes
  * headers, a blank line, then exactly Content-Length bytes), so nothing is reordered or changed.
  *
+ * It also hands esl-lite the reply of the daemon's own `api` commands (connection.ts `api`) in a
+ * form it reads: esl-lite 3.2.0 never sends `api` itself, so it takes an `api/response` for
+ * unexpected (FreeSwitchUnexpectedApiResponse: counted, dropped) and its command would wait for
+ * a reply forever. Such a message is handed on as the `command/reply` esl-lite waits for, its
+ * body (the command's output, mod_event_socket.c api_exec) untouched: esl-lite resolves the
+ * command with it. Nothing else sends `api` on this socket, so every `api/response` is ours.
+ *
  * The same pass also takes the events off esl-lite's path (issue 15, docs/bench.md): a message
  * whose Content-Type is `text/event-json` is offered to the caller's `takeEvent`, in its place in
  * the stream, and esl-lite never sees it unless refused. esl-lite's own handling of an event is
@@ -29,19 +36,22 @@
 const LF = 0x0a
 /** "Content-Length: " as bytes. */
 const CONTENT_LENGTH = Buffer.from('Content-Length: ', 'latin1')
-/** "Content-Type: " and the one type taken off esl-lite's path, as bytes. */
+/** "Content-Type: " and the two types handled here, as bytes. */
 const CONTENT_TYPE = Buffer.from('Content-Type: ', 'latin1')
 const EVENT_JSON = Buffer.from('text/event-json', 'latin1')
+const API_RESPONSE = Buffer.from('api/response', 'latin1')
 const DIGIT_0 = 0x30
 const COLON = 0x3a
 const SPACE = 0x20
+
+/** What a message is, by its Content-Type as esl-lite reads the header: the two handled here, or any other. */
+export type FrameType = 'event-json' | 'api-response' | 'other'
 
 /** One whole message found in a buffer: where its body starts and where it ends. */
 export interface Frame {
   readonly bodyStart: number
   readonly end: number
-  /** Its Content-Type is `text/event-json`, as esl-lite reads the header. */
-  readonly eventJson: boolean
+  readonly type: FrameType
 }
 
 /**
@@ -59,7 +69,7 @@ export interface Frame {
 export function frameAt(buf: Buffer, start: number): Frame | { readonly need: number } {
   const n = buf.length
   let bodyLength = 0
-  let eventJson = false
+  let type: FrameType = 'other'
   let lineStart = start
   let previousWasLf = false
   for (let i = start; i < n; i++) {
@@ -70,14 +80,11 @@ export function frameAt(buf: Buffer, start: number): Frame | { readonly need: nu
     if (previousWasLf) {
       const bodyStart = i + 1
       const end = bodyStart + bodyLength
-      return end <= n ? { bodyStart, end, eventJson } : { need: end - start }
+      return end <= n ? { bodyStart, end, type } : { need: end - start }
     }
     const length = contentLengthOfLine(buf, lineStart, i)
     if (length >= 0) bodyLength = length
-    else {
-      const type = contentTypeOfLine(buf, lineStart, i)
-      if (type !== undefined) eventJson = type
-    }
+    else type = contentTypeOfLine(buf, lineStart, i) ?? type
     lineStart = i + 1
     previousWasLf = true
   }
@@ -116,18 +123,34 @@ function contentLengthOfLine(buf: Buffer, from: number, to: number): number {
 }
 
 /**
- * For a `Content-Type: ` line in buf[from, to): whether its value is `text/event-json` (the
- * value runs to the line's end or to a further ": ", as esl-lite splits it); undefined for
- * any other line.
+ * For a `Content-Type: ` line in buf[from, to): the type its value names (the value runs to the
+ * line's end or to a further ": ", as esl-lite splits it); undefined for any other line.
  */
-function contentTypeOfLine(buf: Buffer, from: number, to: number): boolean | undefined {
+function contentTypeOfLine(buf: Buffer, from: number, to: number): FrameType | undefined {
   const valueStart = from + CONTENT_TYPE.length
   if (to < valueStart) return undefined
   for (let k = 0; k < CONTENT_TYPE.length; k++) if (buf[from + k] !== CONTENT_TYPE[k]) return undefined
-  const valueEnd = valueStart + EVENT_JSON.length
+  if (valueIs(buf, valueStart, to, EVENT_JSON)) return 'event-json'
+  if (valueIs(buf, valueStart, to, API_RESPONSE)) return 'api-response'
+  return 'other'
+}
+
+/** buf[valueStart, to) is `value`, up to the line's end or a further ": ". */
+function valueIs(buf: Buffer, valueStart: number, to: number, value: Buffer): boolean {
+  const valueEnd = valueStart + value.length
   if (valueEnd > to) return false
-  for (let k = 0; k < EVENT_JSON.length; k++) if (buf[valueStart + k] !== EVENT_JSON[k]) return false
+  for (let k = 0; k < value.length; k++) if (buf[valueStart + k] !== value[k]) return false
   return valueEnd === to || (buf[valueEnd] === COLON && buf[valueEnd + 1] === SPACE)
+}
+
+/**
+ * An `api/response` as the `command/reply` esl-lite waits for: the same body, nothing else. No
+ * Content-Length for an empty body (FreeSWITCH never sends one: api_exec prints `-ERR no reply`
+ * instead): esl-lite 3.2.0's parser yields nothing for a message with `Content-Length: 0`.
+ */
+export function asCommandReply(body: Buffer): Buffer {
+  if (body.length === 0) return Buffer.from('Content-Type: command/reply\n\n', 'latin1')
+  return Buffer.concat([Buffer.from(`Content-Type: command/reply\nContent-Length: ${body.length}\n\n`, 'latin1'), body])
 }
 
 /**
@@ -165,10 +188,14 @@ export async function* wholeMessages(chunks: AsyncIterable<Buffer>, takeEvent?: 
         need = frame.need
         break
       }
-      if (takeEvent !== undefined && frame.eventJson) {
+      if (takeEvent !== undefined && frame.type === 'event-json') {
         if (at > from) yield buf.subarray(from, at)
         if (takeEvent(buf.subarray(frame.bodyStart, frame.end))) from = frame.end
         else from = at
+      } else if (frame.type === 'api-response') {
+        if (at > from) yield buf.subarray(from, at)
+        yield asCommandReply(buf.subarray(frame.bodyStart, frame.end))
+        from = frame.end
       }
       at = frame.end
     }

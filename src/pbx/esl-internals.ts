@@ -26,6 +26,8 @@ import { wholeMessages, type EventTaker } from './esl-framing.js'
 /** A command/reply as esl-lite hands it to the queue item (headers parsed, body raw). */
 export interface EslReply {
   readonly headers: { readonly replyText?: string | undefined }
+  /** The output of an `api` command (its api/response handed on as a command/reply, esl-framing.ts). */
+  readonly body?: Buffer | undefined
 }
 
 /** An item of esl-lite's command queue (src/response.ts in esl-lite: `queue.enqueue({...})`). */

@@ -15,6 +15,8 @@
  *   it is written as the harmless command: never twice.
  */
 
+import type { EslReply } from './esl-internals.js'
+
 /**
  * What a withdrawn (or already written) command turns into: re-subscribing to an event the
  * connection is subscribed to anyway. FreeSWITCH answers it at once on the listener's own
@@ -31,7 +33,17 @@ export type Unanswered =
   /** Written, reply lost or overdue: it may have run. */
   | { readonly kind: 'unconfirmed' }
 
-export type OutgoingOutcome = { readonly kind: 'answered'; readonly replyText: string } | Unanswered
+export type OutgoingOutcome =
+  | {
+      readonly kind: 'answered'
+      /** The command/reply's Reply-Text. */
+      readonly replyText: string
+      /** Its body: the output of an `api` command (esl-framing.ts), empty for any other. */
+      readonly body: Buffer
+    }
+  | Unanswered
+
+const NO_BODY = Buffer.alloc(0)
 
 type State = 'queued' | 'written' | 'done'
 
@@ -85,14 +97,14 @@ export class Outgoing {
   }
 
   /** esl-lite's command/reply for the last write of this item (or an Error when it ends). */
-  resolve = (reply: { readonly headers: { readonly replyText?: string | undefined } } | Error): void => {
+  resolve = (reply: EslReply | Error): void => {
     if (!this.realReplyExpected) return
     this.realReplyExpected = false
     if (reply instanceof Error) {
       if (this.state === 'written') this.finish({ kind: 'unconfirmed' })
       return
     }
-    if (this.state === 'written') this.finish({ kind: 'answered', replyText: reply.headers.replyText ?? '' })
+    if (this.state === 'written') this.finish({ kind: 'answered', replyText: reply.headers.replyText ?? '', body: reply.body ?? NO_BODY })
   }
 
   /** Its socket is gone: no reply will come for the last write. */

@@ -10,6 +10,15 @@ declare const eslCommandBrand: unique symbol
 /** An API command line (without the `api`/`bgapi` verb), validated and escaped by pbx/commands.ts. */
 export type EslCommand = string & { readonly [eslCommandBrand]: true }
 
+declare const instantBrand: unique symbol
+/**
+ * A command that answers at once: it reads or writes a value, never waits on a channel or the
+ * network. Only such a command may run with `api` (PbxClient.api), which holds FreeSWITCH's
+ * thread for our ESL connection while it runs (mod_event_socket.c parse_command runs api_exec
+ * inline: no event reaches us meanwhile); any other goes through `bgapi`, a thread of its own.
+ */
+export type InstantCommand = EslCommand & { readonly [instantBrand]: true }
+
 declare const eslAppBrand: unique symbol
 /** A dialplan application and its argument for `sendmsg execute`, built by pbx/commands.ts. */
 export type EslApp = { readonly app: string; readonly arg: string } & { readonly [eslAppBrand]: true }
@@ -35,6 +44,12 @@ export interface PbxHealth {
 export interface PbxClient extends PbxHealth {
   /** Runs a command with `bgapi` and resolves with the job's body (`+OK ...` or `-ERR ...` text, verbatim). */
   bgapi(command: EslCommand, timeoutMs?: number): Promise<Result<string, PbxError>>
+  /**
+   * Runs an instant command with `api` and resolves with its output, verbatim (`-ERR no reply`
+   * when it printed nothing, mod_event_socket.c api_exec). Cheaper than bgapi on both sides: no
+   * thread in FreeSWITCH, no BACKGROUND_JOB event sent to every listener.
+   */
+  api(command: InstantCommand, timeoutMs?: number): Promise<Result<string, PbxError>>
   /** Executes an application on a channel and resolves on its CHANNEL_EXECUTE_COMPLETE. */
   execute(uuid: string, app: EslApp, timeoutMs?: number): Promise<Result<FsEvent, PbxError>>
   /** Every channel event and BACKGROUND_JOB, in arrival order. Returns an unsubscribe function. */

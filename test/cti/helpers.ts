@@ -13,7 +13,7 @@ import { runtimeOf, type Runtime } from '../../src/runtime/store.js'
 import { createChannelModel, type ChannelModel } from '../../src/channels/index.js'
 import { createCti, type Cti, type CtiCommands } from '../../src/cti/index.js'
 import type { CtiPeers } from '../../src/cti/peers.js'
-import type { EslCommand, FsEvent, PbxClient, PbxError } from '../../src/pbx/types.js'
+import type { EslCommand, FsEvent, InstantCommand, PbxClient, PbxError } from '../../src/pbx/types.js'
 import { createLogger } from '../../src/util/logger.js'
 import { ok, type Result } from '../../src/util/result.js'
 
@@ -69,6 +69,9 @@ export class FakePbx implements PbxClient {
   async bgapi(command: EslCommand): Promise<Result<string, PbxError>> {
     this.commands.push(command)
     return this.reply(command)
+  }
+  async api(command: InstantCommand): Promise<Result<string, PbxError>> {
+    return this.bgapi(command)
   }
   async execute(): Promise<Result<FsEvent, PbxError>> {
     return { ok: false, error: { kind: 'disconnected' } }

@@ -47,7 +47,7 @@ t.test('call_user: not registered → user_not_registered, no originate sent', a
   const r = await h.engine.originate(plan({ kind: 'user', user: userOf(h.rt, 'dave'), autoAnswer: false }))
   t.equal(r.ok ? 'ok' : r.error.reason, 'user_not_registered')
   t.equal(h.originates().length, 0)
-  t.ok(h.sim.commands.some((c) => c.text.startsWith(`bgapi sofia_contact */dave@${DOMAIN}`)))
+  t.ok(h.sim.commands.some((c) => c.text.startsWith(`api sofia_contact */dave@${DOMAIN}`)))
 })
 
 t.test('call_user: auto_answer headers on the user legs, caller name and group context', async (t) => {

@@ -3,7 +3,7 @@
  * table, accepts originates at once and lets the test decide what FreeSWITCH reports (events
  * with FreeSWITCH's header names, job bodies as in the captures).
  */
-import type { EslApp, EslCommand, FsEvent, PbxClient, PbxError } from '../../src/pbx/types.js'
+import type { EslApp, EslCommand, FsEvent, InstantCommand, PbxClient, PbxError } from '../../src/pbx/types.js'
 import type { PbxJobSubmitter, SubmitOptions, SubmittedJob } from '../../src/pbx/submit.js'
 import { err, ok, type Result } from '../../src/util/result.js'
 import { parseOriginate } from '../pbx/fs-model.js'
@@ -84,6 +84,12 @@ export class FakePbx implements PbxClient, PbxJobSubmitter {
       default:
         return ok('+OK\n')
     }
+  }
+
+  /** The instant commands answer as with bgapi; `api` prints `-ERR no reply` for no output (mod_event_socket.c api_exec). */
+  async api(command: InstantCommand, timeoutMs?: number): Promise<Result<string, PbxError>> {
+    const r = await this.bgapi(command, timeoutMs)
+    return r.ok && r.value === '' ? ok('-ERR no reply\n') : r
   }
 
   async execute(_uuid: string, _app: EslApp): Promise<Result<FsEvent, PbxError>> {

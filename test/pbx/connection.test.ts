@@ -2,7 +2,9 @@ import t, { type Test } from 'tap'
 import { connectPbx, SUBSCRIBED_EVENTS, type PbxConnection } from '../../src/pbx/connection.js'
 import * as commands from '../../src/pbx/commands.js'
 import type { EslCommand, FsEvent } from '../../src/pbx/types.js'
+import { Simulator } from '../../src/sim/index.js'
 import { silentLogger } from '../../src/util/logger.js'
+import type { Result } from '../../src/util/result.js'
 import { lagMeter } from '../fault/link-lag.js'
 import { startMiniEsl, type MiniEsl } from './mini-esl.js'
 
@@ -14,7 +16,7 @@ const waitFor = async (what: string, cond: () => boolean, ms = 4000): Promise<vo
   }
 }
 
-const cmd = (r: ReturnType<typeof commands.status>) => {
+const cmd = <C extends EslCommand>(r: Result<C, commands.CommandError>): C => {
   if (!r.ok) throw new Error(r.error.reason)
   return r.value
 }
@@ -207,4 +209,44 @@ t.test('the daemon blocked (event-loop lag) never declares a live link dead', as
   }
   t.equal(downSeen, false)
   t.equal(pbx.stats().withdrawn, 0)
+})
+
+t.test('api(): an instant command runs with `api`, its output the reply; interleaved with bgapi, each gets its own, and nothing waits', async (t) => {
+  const sim = new Simulator({ domains: [], password: 'ClueCon' })
+  const port = await sim.listen(0)
+  const pbx = connectPbx({ host: '127.0.0.1', port, password: 'ClueCon', logger: silentLogger(), commandTimeoutMs: 2000 })
+  t.teardown(async () => {
+    await pbx.close()
+    await sim.close()
+  })
+  await waitFor('link up', () => pbx.isConnected())
+  const slot = (i: number) => ({ realm: 'cod_api.test', key: `k${i}` })
+  const select = (i: number) => cmd(commands.hashSelect(slot(i)))
+  const bg = (text: string) => pbx.bgapi(text as EslCommand, 2000)
+  t.same(await pbx.api(select(0)), { ok: true, value: '-ERR no reply\n' }, 'no output: api_exec prints -ERR no reply')
+  t.same(await pbx.api(cmd(commands.sofiaContact('nobody', 'api.test'))), { ok: true, value: 'error/user_not_registered' })
+  // 50 of each at once: esl-lite writes one at a time, every reply goes to its own command.
+  const inserts = await Promise.all(Array.from({ length: 50 }, (_, i) => bg(`hash insert/cod_api.test/k${i}/v${i}`)))
+  t.ok(inserts.every((r) => r.ok && r.value === '+OK\n'), 'bgapi inserts')
+  const mixed = await Promise.all(Array.from({ length: 50 }, (_, i) => (i % 2 === 0 ? pbx.api(select(i)) : bg(`hash select/cod_api.test/k${i}`))))
+  t.same(
+    mixed.map((r) => (r.ok ? r.value : r.error.kind)),
+    Array.from({ length: 50 }, (_, i) => `v${i}`),
+    'api and bgapi interleaved: each its own value',
+  )
+  t.same(await pbx.api(cmd(commands.hashDelete(slot(1)))), { ok: true, value: '+OK\n' })
+  t.same(await pbx.api(cmd(commands.hashDelete(slot(1)))), { ok: true, value: '-ERR Not found\n' })
+  t.equal(sim.commands.filter((c) => c.text.startsWith('api hash')).length, 28, 'written as api (25 selects, 2 deletes and the first)')
+  t.equal(pbx.stats().connections, 1, 'one socket all along: no reply was taken for a broken stream')
+})
+
+t.test('api() on a link that is down: disconnected at once, nothing written', async (t) => {
+  const { esl, pbx } = await setup(t)
+  await waitFor('up', () => pbx.isConnected())
+  esl.dropAll()
+  await esl.close()
+  await waitFor('down', () => !pbx.isConnected())
+  const before = esl.received.length
+  t.same(await pbx.api(cmd(commands.hashSelect({ realm: 'cod_x', key: 'k' }))), { ok: false, error: { kind: 'disconnected' } })
+  t.equal(esl.received.length, before)
 })

@@ -25,6 +25,12 @@ const MESSAGES = [
 ]
 const STREAM = Buffer.from(MESSAGES.join(''))
 const BOUNDARIES = MESSAGES.reduce<number[]>((acc, m) => [...acc, (acc.at(-1) ?? 0) + Buffer.byteLength(m)], [])
+/** What esl-lite is handed: the same messages, the api/response as the command/reply it waits for, same body. */
+const HANDED_MESSAGES = MESSAGES.map((m) =>
+  m.startsWith('Content-Type: api/response\n') ? `Content-Type: command/reply\nContent-Length: ${Buffer.byteLength(apiBody)}\n\n${apiBody}` : m,
+)
+const HANDED = Buffer.from(HANDED_MESSAGES.join(''))
+const HANDED_BOUNDARIES = HANDED_MESSAGES.reduce<number[]>((acc, m) => [...acc, (acc.at(-1) ?? 0) + Buffer.byteLength(m)], [])
 
 /** What esl-lite's own parser makes of these chunks: the bodies (or header lines) in order. */
 async function parse(chunks: readonly Buffer[]): Promise<string[]> {
@@ -59,15 +65,16 @@ t.test("esl-lite 3.2.0's parser loses a message split between its two newlines (
 
 t.test('every chunk wholeMessages hands on ends where a message ends, whatever the cuts', async (t) => {
   const expected = await parse([STREAM])
+  t.equal(expected[2], apiBody, 'esl-lite reads the api/response body as the reply to its command')
   let cases = 0
   for (let cut = 1; cut < STREAM.length; cut++) {
     const out = await collect(splitAt(STREAM, [cut]))
     cases++
-    if (!Buffer.concat(out).equals(STREAM)) t.fail(`cut at ${cut}: bytes changed`)
+    if (!Buffer.concat(out).equals(HANDED)) t.fail(`cut at ${cut}: bytes changed`)
     let end = 0
     for (const c of out) {
       end += c.length
-      if (!BOUNDARIES.includes(end)) t.fail(`cut at ${cut}: a chunk ends at ${end}, inside a message`)
+      if (!HANDED_BOUNDARIES.includes(end)) t.fail(`cut at ${cut}: a chunk ends at ${end}, inside a message`)
     }
     if (JSON.stringify(await parse(out)) !== JSON.stringify(expected)) t.fail(`cut at ${cut}: esl-lite reads something else`)
   }
@@ -78,10 +85,10 @@ t.test('every chunk wholeMessages hands on ends where a message ends, whatever t
     const cuts = [...new Set(Array.from({ length: 1 + Math.floor(random() * 40) }, () => 1 + Math.floor(random() * (STREAM.length - 1))))].sort((a, b) => a - b)
     const out = await collect(splitAt(STREAM, cuts))
     cases++
-    if (!Buffer.concat(out).equals(STREAM)) t.fail(`cuts ${cuts.join(',')}: bytes changed`)
+    if (!Buffer.concat(out).equals(HANDED)) t.fail(`cuts ${cuts.join(',')}: bytes changed`)
     if (JSON.stringify(await parse(out)) !== JSON.stringify(expected)) t.fail(`cuts ${cuts.join(',')}: esl-lite reads something else`)
   }
-  t.pass(`${cases} ways of cutting ${STREAM.length} bytes: same bytes, whole messages, esl-lite reads all ${MESSAGES.length}`)
+  t.pass(`${cases} ways of cutting ${STREAM.length} bytes: same bytes (the api/response as a command/reply), whole messages, esl-lite reads all ${MESSAGES.length}`)
 })
 
 /**
@@ -145,10 +152,26 @@ t.test('takeEvent: an event it refuses goes to esl-lite, in its place', async (t
   )
 })
 
+t.test('an api/response is handed on as the command/reply esl-lite waits for, with the same body', async (t) => {
+  const body = '+OK\n'
+  const api = Buffer.from(`Content-Type: api/response\nContent-Length: ${body.length}\n\n${body}`)
+  const reply = async (chunks: AsyncIterable<Buffer> | Iterable<Buffer>) => {
+    const out: string[] = []
+    for await (const m of FreeSwitchParser(Readable.from(chunks), silent)) out.push(m instanceof Error ? `error: ${m.name}` : `${m.headers.contentType ?? '?'} ${JSON.stringify(m.body.toString())}`)
+    return out
+  }
+  // As it is, esl-lite's client takes it for unexpected (processRawEvent: FreeSwitchUnexpectedApiResponse, dropped).
+  t.same(await reply([api]), ['api/response "+OK\\n"'])
+  t.same(await reply(wholeMessages(Readable.from([api]))), ['command/reply "+OK\\n"'], 'handed on: the command/reply esl-lite resolves its command with')
+  const none = Buffer.from('Content-Type: api/response\nContent-Length: 0\n\n')
+  t.same(await reply([Buffer.from('Content-Type: command/reply\nContent-Length: 0\n\n')]), [], "esl-lite's parser yields nothing for a Content-Length of 0")
+  t.same(await reply(wholeMessages(Readable.from([none]))), ['command/reply ""'], 'so an empty output is handed on without one')
+})
+
 t.test('frameAt: which messages are text/event-json, as esl-lite reads Content-Type', async (t) => {
   const kind = (headers: string) => {
     const f = frameAt(Buffer.from(`${headers}\n\n`), 0)
-    return 'end' in f ? f.eventJson : 'incomplete'
+    return 'end' in f ? f.type === 'event-json' : 'incomplete'
   }
   t.equal(kind('Content-Type: text/event-json'), true)
   t.equal(kind('Content-Length: 0\nContent-Type: text/event-json'), true, 'after Content-Length')
@@ -161,6 +184,14 @@ t.test('frameAt: which messages are text/event-json, as esl-lite reads Content-T
   t.equal(kind('Content-Type: command/reply\nContent-Type: text/event-json'), true, 'the last Content-Type wins')
   t.equal(kind('X-Content-Type: text/event-json'), false, 'another header')
   t.equal(kind('Content-Type:  text/event-json'), false, 'a second space is part of the value')
+  const type = (headers: string) => {
+    const f = frameAt(Buffer.from(`${headers}\n\n`), 0)
+    return 'end' in f ? f.type : 'incomplete'
+  }
+  t.equal(type('Content-Type: api/response\nContent-Length: 0'), 'api-response')
+  t.equal(type('Content-Type: api/responses'), 'other')
+  t.equal(type('Content-Type: command/reply'), 'other')
+  t.equal(type('Content-Type: api/response\nContent-Type: command/reply'), 'other', 'the last Content-Type wins')
 })
 
 t.test('scanMessages: complete length and what the next message needs', async (t) => {

@@ -4,6 +4,14 @@ import { NOOP_COMMAND, Outgoing } from '../../src/pbx/outgoing.js'
 const reply = (text: string) => ({ headers: { replyText: text } })
 const NOOP = `${NOOP_COMMAND}\n\n`
 
+t.test('an api command: answered by its output, the body of the reply esl-lite hands on (esl-framing.ts)', async (t) => {
+  const o = new Outgoing('api hash select/cod_x/k', () => 1, () => true)
+  t.equal(o.buf.toString(), 'api hash select/cod_x/k\n\n')
+  o.resolve({ headers: {}, body: Buffer.from('v1') })
+  const r = await o.outcome
+  t.same(r.kind === 'answered' ? [r.replyText, r.body.toString()] : r, ['', 'v1'])
+})
+
 t.test('written once, answered by its reply', async (t) => {
   let written = 0
   const o = new Outgoing('bgapi originate x', () => 1, () => true, () => written++)
@@ -11,7 +19,7 @@ t.test('written once, answered by its reply', async (t) => {
   t.equal(written, 1)
   t.equal(o.replyPending, true)
   o.resolve(reply('+OK Job-UUID: j'))
-  t.same(await o.outcome, { kind: 'answered', replyText: '+OK Job-UUID: j' })
+  t.same(await o.outcome, { kind: 'answered', replyText: '+OK Job-UUID: j', body: Buffer.alloc(0) })
   t.equal(o.replyPending, false)
 })
 

@@ -104,6 +104,41 @@ if (!existsSync(FS_SH)) {
     await real.idle()
   })
 
+  // Real switch only: every leg the daemon originates records its own fate in mod_hash
+  // (src/pbx/leg-record.ts), read back by recovery when the daemon was away: the originate gives
+  // it `api_on_answer` and `api_hangup_hook`, the hook's `${hangup_cause}:${answer_epoch}` let past
+  // the originate's `${` check by `origination_nested_vars=true` (pbx/commands.ts hangupRecordVar).
+  // Read as soon as the legs are gone: the daemon deletes the records 5 s after the result.
+  t.test('each leg records its own fate in mod_hash: a busy leg, a winner and a loser', async (t) => {
+    const recordsOf = async (from: number) => {
+      const created = real.tap.events.slice(from).filter((e) => e.name === 'CHANNEL_CREATE' && e.headers['variable_cod_request_id'] !== undefined)
+      const out: string[] = []
+      for (const e of created) {
+        const key = `${e.headers['variable_cod_request_id'] ?? ''}.${(e.headers['Unique-ID'] ?? '').toLowerCase()}`
+        out.push((await real.tap.api(`hash select/cod_example.test/${key}`)).trim())
+      }
+      return out
+    }
+    let from = real.tap.events.length
+    t.equal((await real.post('call_user', { user_name: 'carol', destination: 'bob' })).status, 200)
+    await waitUntil('carol\'s leg gone', () => real.tap.events.slice(from).some((e) => e.name === 'CHANNEL_DESTROY'), 10_000)
+    t.same(await recordsOf(from), ['USER_BUSY:0'], 'refused 486: its cause, never answered')
+    await real.idle()
+
+    from = real.tap.events.length
+    t.equal((await real.post('call_user', { user_name: 'alice', destination: 'bob' })).status, 200)
+    const bridge = await waitUntil('the bridge', () => real.tap.events.slice(from).find((e) => e.name === 'CHANNEL_BRIDGE'), 15_000)
+    const loser = await recordsOf(from)
+    t.equal(loser.filter((r) => r === 'LOSE_RACE:0').length, 1, `the terminal that lost the race: LOSE_RACE, never answered (${loser.join(' ')})`)
+    t.equal(loser.filter((r) => r === 'answered').length, 1, 'the winner, still up: answered (its api_on_answer)')
+    await real.remoteHangup(bridge.headers['Unique-ID'] ?? '')
+    await real.idle()
+    const after = await recordsOf(from)
+    t.ok(after.some((r) => /^NORMAL_CLEARING:[1-9][0-9]+$/.test(r)), `the winner once hung up: its cause and answer epoch (${after.join(' ')})`)
+    const log = readFileSync(real.log, 'utf8')
+    t.notMatch(log, /Invalid data \(\$\{api_hangup_hook\} contains a variable\)/, 'FreeSWITCH refused no hook')
+  })
+
   // Real switch only: a cluster node's reader of its box's registrations (src/pbx/box-registrations.ts)
   // on its own ESL connection: esl-lite's `event json CUSTOM <subclass>` and the daemon's
   // `filter Event-Subclass` let sofia::unregister and sofia::register through; `show registrations

@@ -13,7 +13,7 @@
  */
 import { acceptIvrDocument } from '../../../src/ivr/runner/index.js'
 import type { FetchedDocument, FetchError, HttpMethod, IvrFetcher } from '../../../src/ivr/fetch/fetcher.js'
-import type { EslApp, EslCommand, FsEvent, PbxClient, PbxError } from '../../../src/pbx/types.js'
+import type { EslApp, EslCommand, FsEvent, InstantCommand, PbxClient, PbxError } from '../../../src/pbx/types.js'
 import { err, ok, type Result } from '../../../src/util/result.js'
 
 export interface ExecRecord {
@@ -112,6 +112,10 @@ export class FakePbx implements PbxClient {
     c.up = false
     this.emit(this.channelEvent('CHANNEL_HANGUP', uuid, { 'Hangup-Cause': cause }))
     for (const p of c.pending.splice(0)) p()
+  }
+
+  async api(command: InstantCommand): Promise<Result<string, PbxError>> {
+    return this.bgapi(command)
   }
 
   async bgapi(command: EslCommand): Promise<Result<string, PbxError>> {
