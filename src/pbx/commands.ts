@@ -389,7 +389,7 @@ export function sofiaContact(user: string, domain: string, profile = '*'): Resul
   const d = check('domain', 'domain', domain)
   if (!d.ok) return d
   if (profile !== '*' && !PATTERNS.gateway.test(profile)) return fail('profile', 'not a valid profile name')
-  // Instant: a query of sofia's registration table (sofia_reg.c sofia_reg_find_reg_url_multi).
+  // Instant: one select on the profile's registration table (mod_sofia.c sofia_contact_function).
   return ok(instant(`sofia_contact ${profile}/${u.value}@${d.value}`))
 }
 
@@ -464,7 +464,7 @@ export function hupall(cause: string, variable: string, value: string): Result<E
   return ok(brand(`hupall ${c.value} ${n.value} ${v.value}`))
 }
 
-/** `hash select/<realm>/<key>`: the value, or an empty reply when there is none (mod_hash.c). */
+/** `hash select/<realm>/<key>`: the value, or nothing when there is none (mod_hash.c; `api` prints `-ERR no reply`). */
 export function hashSelect(slot: HashSlot): Result<InstantCommand, CommandError> {
   const s = checkSlot('slot', slot)
   if (!s.ok) return s
