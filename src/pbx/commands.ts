@@ -29,9 +29,9 @@
  *
  * The one `$` it writes: the fixed `${hangup_cause}:${answer_epoch}` of a leg's hangup record
  * (hangupRecordVar), around a checked realm and key, in an originate that turns the `${` check
- * off for that purpose alone (`origination_nested_vars=true`, first of its globals): the rest of
- * that originate is checked to hold no `$` and no other `origination_nested_vars=true` before the
- * records are added (originate). The hook variables are reserved, no caller sets them
+ * off for that purpose alone (the text `origination_nested_vars=true`, as the value of the first
+ * of its globals: LEG_RECORDS_MARK): the rest of that originate is checked to hold no `$` and no
+ * other `origination_nested_vars=true` before the records are added (originate). The hook variables are reserved, no caller sets them
  * (src/pbx/leg-record.ts).
  *
  * Validated kinds: uuid, user name, domain, number, cause, variable name, token (variable
@@ -190,8 +190,16 @@ function hangupRecordVar(field: string, slot: HashSlot): Result<string, CommandE
   return ok(`api_hangup_hook='hash insert/${s.value}/${HANGUP_RECORD}'`)
 }
 
-/** Turns the originate's `${` check off, for the hangup records alone (hangupRecordVar). */
-const NESTED_VARS = 'origination_nested_vars=true'
+/**
+ * Turns the originate's `${` check off, for the hangup records alone (hangupRecordVar):
+ * switch_ivr_originate.c looks for the text `origination_nested_vars=true` anywhere in the dial
+ * string (switch_stristr). Written as the value of a variable of ours, not as that variable
+ * itself: a channel whose `origination_nested_vars` variable is true turns the check off for
+ * every bridge it makes later (the same function reads it from the calling channel), and the
+ * legs' later bridges (the xml_curl dialplan, the IVR) keep FreeSWITCH's check (seen on
+ * FreeSWITCH 1.10.12: the hook set, `origination_nested_vars` _undef_ on the leg).
+ */
+const LEG_RECORDS_MARK = 'cod_leg_records=origination_nested_vars=true'
 
 export type OriginateTarget =
   /** The answered leg runs `<extension> XML <context>` (the daemon's xml_curl dialplan). */
@@ -223,11 +231,12 @@ const RESERVED_VARS = new Set([
   'sip_h_call-info',
   'sip_h_alert-info',
   'sip_copy_custom_headers',
-  // The leg's own record of its fate (hangupRecordHook, answerRecordVar): never from elsewhere.
+  // The leg's own record of its fate (answerRecordVar, hangupRecordVar, LEG_RECORDS_MARK): never from elsewhere.
   'api_on_answer',
   'api_hangup_hook',
   'api_reporting_hook',
   'session_in_hangup_hook',
+  'cod_leg_records',
 ])
 
 function formatVars(field: string, vars: Readonly<Record<string, string>> | undefined): Result<string[], CommandError> {
@@ -379,7 +388,7 @@ export function originate(spec: OriginateSpec): Result<EslCommand, CommandError>
     return fail('originate', 'produced unsafe text')
   }
   if (!spec.legs.some((leg) => leg.record !== undefined)) return ok(brand(checked))
-  return ok(brand(`originate {${[NESTED_VARS, ...globals].join(',')}}${legs.join(',')} ${target}`))
+  return ok(brand(`originate {${[LEG_RECORDS_MARK, ...globals].join(',')}}${legs.join(',')} ${target}`))
 }
 
 /** `sofia_contact <profile>/<user>@<domain>` (profile `*`: every profile): the comma list of registered contacts. */

@@ -170,8 +170,11 @@ export function parseOriginate(command: string): ParsedOriginate {
 const OWN_HANGUP_RECORD =
   /\[origination_uuid=([0-9a-f-]{36})((?:,[^\]]*)?),api_hangup_hook='hash insert\/cod_[a-z0-9.-]+\/[0-9a-f-]{36}\.\1\/\$\{hangup_cause\}:\$\{answer_epoch\}'\]/gi
 
-/** What lets the records' `${` past the originate's check: first of its globals, nowhere else. */
-const OWN_NESTED_VARS = /^((?:bgapi |api )?originate )\{origination_nested_vars=true,/
+/**
+ * What lets the records' `${` past the originate's check (switch_stristr of the text anywhere in
+ * the dial string): the value of the first of its globals, nowhere else.
+ */
+const OWN_NESTED_VARS = /^((?:bgapi |api )?originate )\{cod_leg_records=origination_nested_vars=true,/
 
 /**
  * The command without the daemon's own hangup records and the `origination_nested_vars=true`

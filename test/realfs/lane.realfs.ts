@@ -123,6 +123,9 @@ if (!existsSync(FS_SH)) {
     t.equal((await real.post('call_user', { user_name: 'carol', destination: 'bob' })).status, 200)
     await waitUntil('carol\'s leg gone', () => real.tap.events.slice(from).some((e) => e.name === 'CHANNEL_DESTROY'), 10_000)
     t.same(await recordsOf(from), ['USER_BUSY:0'], 'refused 486: its cause, never answered')
+    const created = real.tap.events.slice(from).find((e) => e.name === 'CHANNEL_CREATE')
+    t.equal(created?.headers['variable_cod_leg_records'], 'origination_nested_vars=true', 'the text that let the hook through is a value')
+    t.equal(created?.headers['variable_origination_nested_vars'], undefined, 'not the variable: the leg\'s own bridges keep the ${ check')
     await real.idle()
 
     from = real.tap.events.length

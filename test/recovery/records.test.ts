@@ -33,7 +33,7 @@ t.test('originate: every leg with a record carries its quoted api_on_answer and 
   if (!cmd.ok) return
   t.equal(
     cmd.value,
-    `originate {origination_nested_vars=true,originate_timeout=30,ignore_early_media=true}` +
+    `originate {cod_leg_records=origination_nested_vars=true,originate_timeout=30,ignore_early_media=true}` +
       `[origination_uuid=${UUID},api_on_answer='hash insert/cod_example.com/${REQ}.${UUID}/answered',` +
       `api_hangup_hook='hash insert/cod_example.com/${REQ}.${UUID}/\${hangup_cause}:\${answer_epoch}']sofia/gateway/gw/0501230000 &park()`,
   )
