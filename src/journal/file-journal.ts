@@ -11,7 +11,7 @@
 import type { FileHandle } from 'node:fs/promises'
 import type { Logger } from '../util/logger.js'
 import { err, ok, type Result } from '../util/result.js'
-import { GroupCommitter } from './group-commit.js'
+import { GroupCommitter, type AppendOptions } from './group-commit.js'
 import { decodeRecords, encodeRecord, type BadLine, type JournalRecord } from './record.js'
 import { lockJournal, type JournalLock } from './lock.js'
 import { createSegment, listSegments, moveAside, readSegment, removeSegment, type SegmentFile } from './segments.js'
@@ -227,7 +227,7 @@ class FileJournal implements Journal {
     await this.lock.release()
   }
 
-  private append(r: JournalRecord, o: { readonly unhurried?: boolean } = {}): Promise<void> {
+  private append(r: JournalRecord, o: AppendOptions = {}): Promise<void> {
     if (this.closed) {
       this.log.error({ record: r }, 'journal closed: record not written (it is in this log line)')
       return Promise.resolve()

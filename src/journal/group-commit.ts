@@ -29,6 +29,11 @@ export interface GroupCommitOptions {
   readonly unhurriedMs?: number
 }
 
+/** How an append is written: `unhurried`, durable soon rather than at once (see the file comment). */
+export interface AppendOptions {
+  readonly unhurried?: boolean
+}
+
 interface Pending {
   readonly text: string
   readonly done: () => void
@@ -55,7 +60,7 @@ export class GroupCommitter {
    * Resolves once `text` is durable (or its batch failed); never rejects. An unhurried append
    * starts no batch of its own before `unhurriedMs`.
    */
-  append(text: string, o: { readonly unhurried?: boolean } = {}): Promise<void> {
+  append(text: string, o: AppendOptions = {}): Promise<void> {
     return new Promise((done) => {
       this.queue.push({ text, done })
       if (o.unhurried !== true) {

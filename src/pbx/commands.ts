@@ -338,9 +338,8 @@ export function originate(spec: OriginateSpec): Result<EslCommand, CommandError>
   globals.push(...gv.value)
 
   const seen = new Set<string>()
-  /** The legs as written, and as checked: without their hangup records. */
-  const legs: string[] = []
-  const checkedLegs: string[] = []
+  /** Each leg's variables, its hangup record apart (the originate is checked without it), its endpoint. */
+  const legs: Array<{ readonly vars: readonly string[]; readonly hangupRecord: string | undefined; readonly endpoint: string }> = []
   for (const [i, leg] of spec.legs.entries()) {
     const field = `legs[${i}]`
     const u = check('uuid', `${field}.uuid`, leg.uuid)
@@ -366,9 +365,10 @@ export function originate(spec: OriginateSpec): Result<EslCommand, CommandError>
       if (!hook.ok) return hook
       hangupRecord = hook.value
     }
-    checkedLegs.push(`[${legVars.join(',')}]${ep.value}`)
-    legs.push(`[${[...legVars, ...(hangupRecord !== undefined ? [hangupRecord] : [])].join(',')}]${ep.value}`)
+    legs.push({ vars: legVars, hangupRecord, endpoint: ep.value })
   }
+  const dialString = (withRecords: boolean): string =>
+    legs.map((l) => `[${(withRecords && l.hangupRecord !== undefined ? [...l.vars, l.hangupRecord] : l.vars).join(',')}]${l.endpoint}`).join(',')
 
   let target: string
   if (spec.target.kind === 'park') {
@@ -380,15 +380,15 @@ export function originate(spec: OriginateSpec): Result<EslCommand, CommandError>
     if (!c.ok) return c
     target = `${x.value} XML ${c.value}`
   }
-  const checked = `originate {${globals.join(',')}}${checkedLegs.join(',')} ${target}`
+  const checked = `originate {${globals.join(',')}}${dialString(false)} ${target}`
   // Belt and braces: whatever was validated above, these may never reach FreeSWITCH. Checked
   // before the hangup records are added, so their `${` and the text that lets it through are
   // the only ones the originate can carry.
   if (CONTROL.test(checked) || checked.includes('$') || checked.includes(':_:') || /origination_nested_vars=true/i.test(checked)) {
     return fail('originate', 'produced unsafe text')
   }
-  if (!spec.legs.some((leg) => leg.record !== undefined)) return ok(brand(checked))
-  return ok(brand(`originate {${[LEG_RECORDS_MARK, ...globals].join(',')}}${legs.join(',')} ${target}`))
+  if (!legs.some((l) => l.hangupRecord !== undefined)) return ok(brand(checked))
+  return ok(brand(`originate {${[LEG_RECORDS_MARK, ...globals].join(',')}}${dialString(true)} ${target}`))
 }
 
 /** `sofia_contact <profile>/<user>@<domain>` (profile `*`: every profile): the comma list of registered contacts. */

@@ -260,6 +260,13 @@ export function connectPbx(opts: PbxConnectionOptions): PbxConnection {
     return o
   }
 
+  /** Gives up on a command unanswered after `ms`: withdrawn if not written yet, else unconfirmed. Cleared once it settles. */
+  const giveUpAfter = (out: Outgoing, ms: number): NodeJS.Timeout =>
+    setTimeout(() => {
+      if (out.withdraw('timeout')) withdrawnCount += 1
+      else out.lose()
+    }, ms)
+
   /** The event filters (src/pbx/event-filter.ts), then the probe that marks the link up. */
   function onNewSocket() {
     if (closed || !socketOpen()) return
@@ -328,10 +335,7 @@ export function connectPbx(opts: PbxConnectionOptions): PbxConnection {
     jobs.set(jobUuid, job)
     if (log.isLevelEnabled('debug')) log.debug({ jobUuid, command: redactCommand(command) }, 'esl bgapi')
     const out = send(`bgapi ${command}\nJob-UUID: ${jobUuid}`, () => usable() && socketOpen())
-    const acceptTimer = setTimeout(() => {
-      if (out.withdraw('timeout')) withdrawnCount += 1
-      else out.lose()
-    }, o.acceptTimeoutMs ?? opts.commandTimeoutMs)
+    const acceptTimer = giveUpAfter(out, o.acceptTimeoutMs ?? opts.commandTimeoutMs)
     const sent = await out.outcome
     clearTimeout(acceptTimer)
     if (sent.kind === 'withdrawn' || (sent.kind === 'answered' && !sent.replyText.startsWith('+'))) {
@@ -366,10 +370,7 @@ export function connectPbx(opts: PbxConnectionOptions): PbxConnection {
       if (log.isLevelEnabled('debug')) log.debug({ command: redactCommand(command) }, 'esl api')
       // Its reply is its output: esl-framing.ts hands esl-lite the api/response as a command/reply.
       const out = send(`api ${command}`, () => usable() && socketOpen())
-      const timer = setTimeout(() => {
-        if (out.withdraw('timeout')) withdrawnCount += 1
-        else out.lose()
-      }, timeoutMs ?? opts.commandTimeoutMs)
+      const timer = giveUpAfter(out, timeoutMs ?? opts.commandTimeoutMs)
       const r = await out.outcome
       clearTimeout(timer)
       if (r.kind === 'answered') return ok(r.body.toString('utf8'))
