@@ -13,7 +13,7 @@ import Koa, { type Context } from 'koa'
 import Router from '@koa/router'
 import { allowListOf } from '../net/allow-list.js'
 import type { Runtime } from '../runtime/store.js'
-import type { Journal } from '../journal/types.js'
+import { acceptedIsUrgent, type AcceptedRequest, type Journal } from '../journal/types.js'
 import type { OriginationEngine, Operation } from '../origination/plan.js'
 import type { PbxHealth } from '../pbx/types.js'
 import type { Logger } from '../util/logger.js'
@@ -231,11 +231,12 @@ export function createApp(deps: AppDeps): Koa {
           if (forwarded.status === 200) reply = forwarded.body
           return
         }
-        // The call is placed: durable before the 200 (group commit), so that a crash cannot lose it.
+        // The call is placed: durable before the 200 (group commit) when a crash could lose
+        // something of it, its result or its key (journal/types.ts acceptedIsUrgent).
         const p = plan.value
         const replyBody = placedReply(accepted.value.uuids)
         reply = JSON.stringify(replyBody)
-        await deps.journal?.accepted({
+        const record: AcceptedRequest = {
           requestId: p.requestId,
           domain: p.domain,
           operation,
@@ -243,7 +244,9 @@ export function createApp(deps: AppDeps): Koa {
           ...(p.callbackUrl !== undefined ? { callbackUrl: p.callbackUrl } : {}),
           answerDeadlineAt: Date.now() + p.answerTimeoutSec * 1000,
           ...(key.value !== undefined ? { idempotency: { key: key.value, bodyDigest: digest, reply } } : {}),
-        })
+        }
+        const durable = deps.journal?.accepted(record)
+        if (acceptedIsUrgent(record)) await durable
         info.uuids = accepted.value.uuids.length
         ctx.status = 200
         ctx.body = replyBody

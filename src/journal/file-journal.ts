@@ -16,7 +16,7 @@ import { decodeRecords, encodeRecord, type BadLine, type JournalRecord } from '.
 import { lockJournal, type JournalLock } from './lock.js'
 import { createSegment, listSegments, moveAside, readSegment, removeSegment, type SegmentFile } from './segments.js'
 import { JournalState } from './state.js'
-import type { AcceptedRequest, DeadLetter, DeliveryProgress, Journal, JournalReplay, JournalStats, OriginateIntent, ResultRecord } from './types.js'
+import { acceptedIsUrgent, type AcceptedRequest, type DeadLetter, type DeliveryProgress, type Journal, type JournalReplay, type JournalStats, type OriginateIntent, type ResultRecord } from './types.js'
 
 export interface FileJournalOptions {
   readonly dir: string
@@ -154,7 +154,9 @@ class FileJournal implements Journal {
   }
 
   accepted(rec: AcceptedRequest): Promise<void> {
-    return this.append({ k: 'accepted', ...this.requestFields(rec), ...(rec.idempotency !== undefined ? { idempotency: { ...rec.idempotency } } : {}) })
+    // Unhurried when a crash could lose nothing of the request (types.ts acceptedIsUrgent): the API does not wait for it then.
+    const idempotency = rec.idempotency !== undefined ? { idempotency: { ...rec.idempotency } } : {}
+    return this.append({ k: 'accepted', ...this.requestFields(rec), ...idempotency }, { unhurried: !acceptedIsUrgent(rec) })
   }
 
   /** The fields an accepted request and an intent share (record.ts requestFields), stamped now. */

@@ -141,12 +141,29 @@ export interface JournalStats {
   readonly segmentBytes: number
 }
 
+/**
+ * Whether a crash after the 200 could lose anything of an accepted request if its record were not
+ * on the disk yet: a result to deliver (callback_url) or a key to answer again (Idempotency-Key).
+ * Such a record is durable before the API replies. Any other request has neither: its result goes
+ * to no one but the logs and CTI (which follow its channels again after a restart), so its
+ * `accepted` is unhurried (group-commit.ts): it rides with the next batch, durable within 50 ms,
+ * and a crash in between forgets the request as if it had ended then. The same rule spares such a
+ * request its write-ahead intent (origination/intents.ts). In the api benchmark, a call_user
+ * without a callback, this took the durable write off every call (docs/bench.md).
+ */
+export function acceptedIsUrgent(rec: Pick<AcceptedRequest, 'callbackUrl' | 'idempotency'>): boolean {
+  return rec.callbackUrl !== undefined || rec.idempotency !== undefined
+}
+
 export interface Journal {
   /** Durable before the request's first originate is written to FreeSWITCH. */
   intended(rec: OriginateIntent): Promise<void>
   /** The intended request placed nothing (refused, or recovery found none of its legs). */
   unplaced(requestId: string): Promise<void>
-  /** Durable before the API replies 200. */
+  /**
+   * Resolves once durable. The API waits for it before its 200 when the request has something a
+   * crash could lose (acceptedIsUrgent); otherwise it is unhurried, as `ended` is.
+   */
   accepted(rec: AcceptedRequest): Promise<void>
   /**
    * The request's outcome is known and it has no callback: it is no longer open. Unhurried: it

@@ -4,7 +4,6 @@
  * idempotency_key_reused; a bad key is 400; the keys survive a restart through the journal.
  */
 import { mkdtemp, rm } from 'node:fs/promises'
-import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import t, { type Test } from 'tap'
@@ -16,7 +15,7 @@ import { refusal } from '../../src/origination/refusal.js'
 import { runtimeOf } from '../../src/runtime/store.js'
 import { silentLogger } from '../../src/util/logger.js'
 import { err } from '../../src/util/result.js'
-import { AUTH_A, AUTH_B, domainB, exampleConfig, RecordingEngine, send, type Reply } from './helpers.js'
+import { AUTH_A, AUTH_B, domainB, exampleConfig, RecordingEngine, send, serveUntilTeardown, type Reply } from './helpers.js'
 
 interface App {
   readonly engine: RecordingEngine
@@ -35,16 +34,7 @@ async function startApp(t: Test, opts: { store?: IdempotencyStore; journal?: Jou
     ...(opts.store !== undefined ? { idempotency: opts.store } : {}),
     ...(opts.journal !== undefined ? { journal: opts.journal } : {}),
   })
-  const server = app.listen(0, '127.0.0.1')
-  await new Promise<void>((r) => server.once('listening', r))
-  t.teardown(
-    () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections()
-        server.close(() => r())
-      }),
-  )
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/`
+  const url = `${await serveUntilTeardown(t, app)}/api/`
   return {
     engine,
     call: (body, o = {}) => {

@@ -288,6 +288,46 @@ t.test('ended() after a result writes nothing; ended() alone ends a request with
   t.same(j.replay().openRequests, [])
 })
 
+t.test('accepted(): durable at once with a callback_url or an Idempotency-Key; without either, unhurried (types.ts acceptedIsUrgent)', async (t) => {
+  const dir = tempDir(t)
+  const a = await open(dir)
+  const settled = (p: Promise<void>) => {
+    const s = { done: false }
+    void p.then(() => (s.done = true))
+    return s
+  }
+  const quiet = () => new Promise((r) => setTimeout(r, 15))
+  const commits = () => a.j.stats().commits
+
+  // Neither: no write of its own for 50 ms.
+  const before = commits()
+  const plain = settled(a.j.accepted(accepted(1, { callbackUrl: undefined })))
+  await quiet()
+  t.equal(commits(), before, 'a request with neither starts no write')
+  t.notOk(plain.done, 'and is not durable yet')
+  // A request with a callback is written now, and the first one rides with it.
+  await a.j.accepted(accepted(2))
+  await Promise.resolve()
+  t.equal(commits(), before + 1, 'one write for both')
+  t.ok(plain.done, 'the first one rode with it')
+  // A key alone makes it urgent too.
+  const keyed = settled(a.j.accepted(accepted(3, { callbackUrl: undefined, idempotency: { key: 'k-3', bodyDigest: 'd-3', reply: '{}' } })))
+  await quiet()
+  t.ok(keyed.done, 'a request with an Idempotency-Key is durable at once')
+  // Alone, the unhurried one goes out by itself within the delay.
+  const alone = settled(a.j.accepted(accepted(4, { callbackUrl: undefined })))
+  await new Promise((r) => setTimeout(r, 120))
+  t.ok(alone.done, 'alone, it goes out on its own within 50 ms')
+  await a.j.close()
+  const { j } = await open(dir)
+  t.teardown(() => j.close())
+  t.same(
+    j.replay().openRequests.map((o) => o.requestId),
+    ['req-1', 'req-2', 'req-3', 'req-4'],
+    'all four are on the disk',
+  )
+})
+
 t.test('intents: unsettled until accepted or unplaced, kept by compaction, back after a reopen', async (t) => {
   const dir = tempDir(t)
   const a = await open(dir, { compactMinBytes: 16 * 1024 })
