@@ -11,9 +11,9 @@
  * for the channel limit, or an originate whose outcome never comes. test/pbx/esl-framing.test.ts
  * shows the loss in esl-lite's parser and that these chunks never cause it.
  *
- * So the socket esl-lite reads is re-chunked here: bytes are held until they complete a message
- * (headers up to the blank line, then Content-Length bytes of body), and every chunk handed on
- * ends where a message ends. This framing is the Event Socket's (mod_event_socket.c writes
+ * So the socket esl-lite reads is re-chunked (esl-reader.ts, with the framing here): bytes are
+ * held until they complete a message (headers up to the blank line, then Content-Length bytes of
+ * body), and every chunk handed on ends where a message ends. This framing is the Event Socket's (mod_event_socket.c writes
  * headers, a blank line, then exactly Content-Length bytes), so nothing is reordered or changed.
  *
  * It also hands esl-lite the reply of the daemon's own `api` commands (connection.ts `api`) in a
@@ -24,8 +24,8 @@
  * command with it. Nothing else sends `api` on this socket, so every `api/response` is ours.
  *
  * The same pass also takes the events off esl-lite's path (issue 15, docs/bench.md): a message
- * whose Content-Type is `text/event-json` is offered to the caller's `takeEvent`, in its place in
- * the stream, and esl-lite never sees it unless refused. esl-lite's own handling of an event is
+ * whose Content-Type is `text/event-json` is offered to the caller's `takeEvent` (EventTaker), in
+ * its place in the stream, and esl-lite never sees it unless refused. esl-lite's own handling of an event is
  * a header parse (a string split per message), a `Body`, three async generators and two emits:
  * in the api benchmark's profile esl-lite was 21 % of the daemon's busy time, 12.5 % of it the
  * JSON parse the daemon still needs, the rest that handling. The
@@ -158,52 +158,3 @@ export function asCommandReply(body: Buffer): Buffer {
  * false to leave it to esl-lite (which then reads it as before, errors and all).
  */
 export type EventTaker = (body: Buffer) => boolean
-
-/**
- * `chunks` re-cut so that every chunk yielded ends where a message ends (a trailing piece is
- * yielded last, when the socket ends). A long body is gathered as a list and joined once, when
- * it is whole.
- *
- * With `takeEvent`, every whole `text/event-json` message is offered to it instead, in stream
- * order: the messages before it are yielded first, and it is offered only once the consumer asks
- * for more, i.e. once esl-lite has handled them (its parser and its client loop handle every
- * message of a chunk before they pull the next one). So a command's reply still reaches esl-lite
- * before the BACKGROUND_JOB or channel event that follows it on the wire reaches the daemon.
- */
-export async function* wholeMessages(chunks: AsyncIterable<Buffer>, takeEvent?: EventTaker): AsyncGenerator<Buffer> {
-  let parts: Buffer[] = []
-  let length = 0
-  let need = 0
-  for await (const chunk of chunks) {
-    parts.push(chunk)
-    length += chunk.length
-    if (length < need) continue
-    const buf = parts.length === 1 ? chunk : Buffer.concat(parts, length)
-    /** Start of the messages not yet handed on (yielded or taken). */
-    let from = 0
-    let at = 0
-    for (;;) {
-      const frame = frameAt(buf, at)
-      if (!('end' in frame)) {
-        need = frame.need
-        break
-      }
-      if (takeEvent !== undefined && frame.type === 'event-json') {
-        if (at > from) yield buf.subarray(from, at)
-        if (takeEvent(buf.subarray(frame.bodyStart, frame.end))) from = frame.end
-        else from = at
-      } else if (frame.type === 'api-response') {
-        if (at > from) yield buf.subarray(from, at)
-        yield asCommandReply(buf.subarray(frame.bodyStart, frame.end))
-        from = frame.end
-      }
-      at = frame.end
-    }
-    if (at > from) yield buf.subarray(from, at)
-    const rest = buf.subarray(at)
-    parts = rest.length > 0 ? [rest] : []
-    length = rest.length
-  }
-  // The socket ended inside a message: esl-lite reports what is left (FreeSwitchParserNonEmptyBufferAtEndError).
-  if (length > 0) yield Buffer.concat(parts, length)
-}

@@ -14,14 +14,15 @@
  *   only says so when the next socket authenticates), to read `bytesRead`, the cheapest
  *   proof that FreeSWITCH is sending (src/pbx/link-health.ts), and to hand its parser whole
  *   messages only: it loses a message whose headers' blank line TCP splits in two
- *   (src/pbx/esl-framing.ts), and to take the events off its path (the same file says why).
+ *   (src/pbx/esl-framing.ts), and to take the events off its path (src/pbx/esl-reader.ts says how).
  *
  * Every access is checked once at start: should esl-lite change, the daemon refuses to start
  * with a clear message rather than silently losing these guarantees (test/pbx/connection.test.ts).
  */
 import type { Socket } from 'node:net'
 import type { FreeSwitchClient } from 'esl-lite'
-import { wholeMessages, type EventTaker } from './esl-framing.js'
+import type { EventTaker } from './esl-framing.js'
+import { wholeMessages } from './esl-reader.js'
 
 /** A command/reply as esl-lite hands it to the queue item (headers parsed, body raw). */
 export interface EslReply {
@@ -104,13 +105,12 @@ export function tapEslLite(client: FreeSwitchClient, onSocket: (socket: Socket) 
 
 /**
  * esl-lite reads the socket with `for await` (its FreeSwitchParser): that iteration, and only
- * it, now yields whole messages, without the events taken (src/pbx/esl-framing.ts). The socket
+ * it, now yields whole messages, without the events taken (src/pbx/esl-reader.ts). The socket
  * is otherwise untouched.
  */
 function wholeMessagesOnly(socket: Socket, takeEvent: EventTaker | undefined): void {
-  const chunks = socket[Symbol.asyncIterator].bind(socket) as () => AsyncIterator<Buffer>
   Object.defineProperty(socket, Symbol.asyncIterator, {
     configurable: true,
-    value: () => wholeMessages({ [Symbol.asyncIterator]: chunks }, takeEvent),
+    value: () => wholeMessages(socket, takeEvent),
   })
 }
