@@ -57,10 +57,19 @@ interface Doomed {
   readonly uuid: string
 }
 
+/**
+ * A record falling due this much early is dropped with the ones due now: one timer wake serves a
+ * burst of calls (a few hundred a second: a timer each was a wake each), and a record kept 5 s
+ * is as good as one kept 4.75 s.
+ */
+const DUE_TOGETHER_MS = 250
+
 export function createLegRecords(deps: LegRecordsDeps): LegRecords {
   const { pbx, channels, commandTimeoutMs } = deps
   const delayMs = deps.forgetDelayMs ?? 5000
-  const timers = new Set<NodeJS.Timeout>()
+  /** Records to drop, in the order they fall due (each waits delayMs from when it was queued). */
+  const due: Array<{ readonly at: number; readonly doomed: Doomed }> = []
+  let timer: NodeJS.Timeout | undefined
 
   /** Its output (`-ERR no reply` for no record), undefined when it could not be run. */
   const send = async (cmd: ReturnType<typeof commands.hashSelect>): Promise<string | undefined> => {
@@ -69,24 +78,39 @@ export function createLegRecords(deps: LegRecordsDeps): LegRecords {
     return r.ok ? r.value : undefined
   }
 
-  const later = (fn: () => void, ms: number): void => {
-    const t = setTimeout(() => {
-      timers.delete(t)
-      fn()
-    }, ms)
-    t.unref()
-    timers.add(t)
+  /** Looks at the record again in delayMs (one timer for all: see DUE_TOGETHER_MS). */
+  const later = (doomed: Doomed): void => {
+    due.push({ at: performance.now() + delayMs, doomed })
+    arm()
+  }
+
+  const arm = (): void => {
+    const next = due[0]
+    if (timer !== undefined || next === undefined) return
+    timer = setTimeout(dropDue, Math.max(0, next.at - performance.now()))
+    timer.unref()
+  }
+
+  const dropDue = (): void => {
+    timer = undefined
+    const until = performance.now() + DUE_TOGETHER_MS
+    // drop() may queue a record again: at the tail, due later than `until`.
+    for (let next = due[0]; next !== undefined && next.at <= until; next = due[0]) {
+      due.shift()
+      drop(next.doomed)
+    }
+    arm()
   }
 
   const drop = (d: Doomed): void => {
     const ch = channels.get(d.uuid)
     // Still up (an answered leg lives on), or its request not reported yet: look again later.
     if ((ch !== undefined && ch.state !== 'hangup') || deps.inFlight(d.requestId)) {
-      later(() => drop(d), delayMs)
+      later(d)
       return
     }
     if (!pbx.isConnected()) {
-      later(() => drop(d), delayMs)
+      later(d)
       return
     }
     void send(commands.hashDelete(legRecordSlot(d.domain, d.requestId, d.uuid)))
@@ -98,7 +122,7 @@ export function createLegRecords(deps: LegRecordsDeps): LegRecords {
     if (ch.role !== 'originator' || requestId === undefined || ch.domain === undefined) return
     const domain = ch.vars[CHANNEL_VARS.domain] ?? ch.domain
     // Its hook has run (CS_HANGUP comes before CHANNEL_DESTROY): the record goes once the result is out.
-    if (change.kind === 'destroyed') later(() => drop({ domain, requestId, uuid: ch.uuid }), delayMs)
+    if (change.kind === 'destroyed') later({ domain, requestId, uuid: ch.uuid })
   })
 
   return {
@@ -114,12 +138,13 @@ export function createLegRecords(deps: LegRecordsDeps): LegRecords {
       return out
     },
     forget(domain, requestId, uuids) {
-      for (const uuid of uuids) later(() => drop({ domain, requestId, uuid }), delayMs)
+      for (const uuid of uuids) later({ domain, requestId, uuid })
     },
     close() {
       unsubscribe()
-      for (const t of timers) clearTimeout(t)
-      timers.clear()
+      clearTimeout(timer)
+      timer = undefined
+      due.length = 0
     },
   }
 }
