@@ -13,8 +13,9 @@
  *
  * So the socket esl-lite reads is re-chunked (esl-reader.ts, with the framing here): bytes are
  * held until they complete a message (headers up to the blank line, then Content-Length bytes of
- * body), and every chunk handed on ends where a message ends. This framing is the Event Socket's (mod_event_socket.c writes
- * headers, a blank line, then exactly Content-Length bytes), so nothing is reordered or changed.
+ * body), and every chunk handed on ends where a message ends. This framing is the Event Socket's
+ * (mod_event_socket.c writes headers, a blank line, then exactly Content-Length bytes), so
+ * nothing is reordered or changed.
  *
  * It also hands esl-lite the reply of the daemon's own `api` commands (connection.ts `api`) in a
  * form it reads: esl-lite 3.2.0 never sends `api` itself, so it takes an `api/response` for
@@ -25,12 +26,12 @@
  *
  * The same pass also takes the events off esl-lite's path (issue 15, docs/bench.md): a message
  * whose Content-Type is `text/event-json` is offered to the caller's `takeEvent` (EventTaker), in
- * its place in the stream, and esl-lite never sees it unless refused. esl-lite's own handling of an event is
- * a header parse (a string split per message), a `Body`, three async generators and two emits:
- * in the api benchmark's profile esl-lite was 21 % of the daemon's busy time, 12.5 % of it the
- * JSON parse the daemon still needs, the rest that handling. The
- * daemon matches its own jobs and executes (src/pbx/connection.ts), so esl-lite has nothing to
- * do with events but subscribe to them.
+ * its place in the stream, and esl-lite never sees it unless refused. esl-lite's own handling of
+ * an event is a header parse (a string split per message), a `Body`, three async generators and
+ * two emits: in the api benchmark's profile esl-lite was 21 % of the daemon's busy time, 12.5 %
+ * of it the JSON parse the daemon still needs, the rest that handling. The daemon matches its
+ * own jobs and executes (src/pbx/connection.ts), so esl-lite has nothing to do with events but
+ * subscribe to them.
  */
 
 const LF = 0x0a
