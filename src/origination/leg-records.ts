@@ -104,12 +104,9 @@ export function createLegRecords(deps: LegRecordsDeps): LegRecords {
 
   const drop = (d: Doomed): void => {
     const ch = channels.get(d.uuid)
-    // Still up (an answered leg lives on), or its request not reported yet: look again later.
-    if ((ch !== undefined && ch.state !== 'hangup') || deps.inFlight(d.requestId)) {
-      later(d)
-      return
-    }
-    if (!pbx.isConnected()) {
+    // Still up (an answered leg lives on), its request not reported yet, or no link to delete it
+    // over: look again later.
+    if ((ch !== undefined && ch.state !== 'hangup') || deps.inFlight(d.requestId) || !pbx.isConnected()) {
       later(d)
       return
     }

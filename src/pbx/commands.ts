@@ -31,8 +31,8 @@
  * (hangupRecordVar), around a checked realm and key, in an originate that turns the `${` check
  * off for that purpose alone (the text `origination_nested_vars=true`, as the value of the first
  * of its globals: LEG_RECORDS_MARK): the rest of that originate is checked to hold no `$` and no
- * other `origination_nested_vars=true` before the records are added (originate). The hook variables are reserved, no caller sets them
- * (src/pbx/leg-record.ts).
+ * other `origination_nested_vars=true` before the records are added (originate). The hook
+ * variables are reserved, no caller sets them (src/pbx/leg-record.ts).
  *
  * Validated kinds: uuid, user name, domain, number, cause, variable name, token (variable
  * values), gateway, extension. Free text: caller id name (neutralised + quoted), end_user
