@@ -9,7 +9,8 @@ import { createApp } from '../../src/api/app.js'
 import type { AcceptedRequest } from '../../src/journal/types.js'
 import { runtimeOf } from '../../src/runtime/store.js'
 import { silentLogger } from '../../src/util/logger.js'
-import { AUTH_A, exampleConfig, RecordingEngine, send, serveUntilTeardown } from './helpers.js'
+import { serveUntilTeardown } from '../support/serve.js'
+import { AUTH_A, exampleConfig, RecordingEngine, send } from './helpers.js'
 
 /** An app whose journal never makes an `accepted` durable: what it was handed is kept. */
 async function startApp(t: Test): Promise<{ url: string; records: AcceptedRequest[] }> {

@@ -3,7 +3,6 @@
  * configuration plus a second domain built here, and an engine that records the plans it gets.
  */
 import type t from 'tap'
-import type { Test } from 'tap'
 import { createHash } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
 import type { Server } from 'node:http'
@@ -203,18 +202,4 @@ export function operation(h: Harness, op: string) {
     return r
   }
   return { call, good, bad }
-}
-
-/** Serves a Koa app on a free loopback port until the test ends; resolves with its base URL. */
-export async function serveUntilTeardown(test: Test, app: { listen(port: number, host: string): Server }): Promise<string> {
-  const server = app.listen(0, '127.0.0.1')
-  await new Promise<void>((r) => server.once('listening', r))
-  test.teardown(
-    () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections()
-        server.close(() => r())
-      }),
-  )
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
 }

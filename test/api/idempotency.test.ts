@@ -15,7 +15,8 @@ import { refusal } from '../../src/origination/refusal.js'
 import { runtimeOf } from '../../src/runtime/store.js'
 import { silentLogger } from '../../src/util/logger.js'
 import { err } from '../../src/util/result.js'
-import { AUTH_A, AUTH_B, domainB, exampleConfig, RecordingEngine, send, serveUntilTeardown, type Reply } from './helpers.js'
+import { serveUntilTeardown } from '../support/serve.js'
+import { AUTH_A, AUTH_B, domainB, exampleConfig, RecordingEngine, send, type Reply } from './helpers.js'
 
 interface App {
   readonly engine: RecordingEngine

@@ -1,11 +1,10 @@
-import type { AddressInfo } from 'node:net'
-import type { Server } from 'node:http'
 import Koa from 'koa'
 import bodyParser from 'koa-bodyparser'
 import t from 'tap'
 import type { Runtime } from '../../src/runtime/store.js'
 import { silentLogger } from '../../src/util/logger.js'
 import { MAX_FORM_BYTES, NOT_FOUND, xmlCurlRouter } from '../../src/xmlcurl/index.js'
+import { serveUntilTeardown } from '../support/serve.js'
 import { fixture, freeswitchBody, makeRuntime, originatedLeg, XML_CURL_PASSWORD, XML_CURL_USER } from './helpers.js'
 
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`
@@ -16,17 +15,7 @@ async function start(t: { teardown: (fn: () => Promise<void>) => void }, runtime
   const app = new Koa()
   if (withBodyParser) app.use(bodyParser())
   app.use(xmlCurlRouter({ runtime, logger: silentLogger() }).routes())
-  const server: Server = await new Promise((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s))
-  })
-  t.teardown(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections()
-        server.close(() => resolve())
-      }),
-  )
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  return serveUntilTeardown(t, app)
 }
 
 const post = (url: string, body: string | Uint8Array, headers: Record<string, string> = {}) =>
