@@ -7,6 +7,7 @@
  *   advanced by the difference since the previous scrape.
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
+import { API_OPERATIONS, IVR_FETCH_KINDS, IVR_FETCH_OUTCOMES, SUCCESS, XMLCURL_OUTCOMES, XMLCURL_SECTIONS } from './known-labels.js'
 import { domainLabel } from './labels.js'
 import type { MetricSources } from './sources.js'
 
@@ -28,6 +29,30 @@ export interface PushedFamilies {
 }
 
 export function pushedFamilies(registers: Registry[], sources: MetricSources): PushedFamilies {
+  const families = createPushed(registers, sources)
+  zeroKnownSeries(families)
+  return families
+}
+
+/**
+ * The series whose labels are known in advance (known-labels.ts), at 0, so that every family is
+ * in the first scrape. Other label values (a request's status and error other than a success,
+ * the routes besides the operations) appear at their first use: docs/operations.md says which.
+ */
+function zeroKnownSeries(f: PushedFamilies): void {
+  for (const operation of API_OPERATIONS) {
+    f.requests.inc({ operation, ...SUCCESS }, 0)
+    f.requestSeconds.zero({ operation })
+    f.originateSeconds.zero({ operation })
+  }
+  for (const kind of IVR_FETCH_KINDS) for (const outcome of IVR_FETCH_OUTCOMES) f.ivrFetches.inc({ kind, outcome }, 0)
+  for (const section of XMLCURL_SECTIONS) {
+    f.xmlCurlSeconds.zero({ section })
+    for (const outcome of XMLCURL_OUTCOMES) f.xmlCurlRequests.inc({ section, outcome }, 0)
+  }
+}
+
+function createPushed(registers: Registry[], sources: MetricSources): PushedFamilies {
   return {
     requests: new Counter({
       name: 'cod_http_requests_total',

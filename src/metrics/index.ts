@@ -10,6 +10,7 @@
  */
 import { collectDefaultMetrics, Registry } from 'prom-client'
 import { collectedFamilies, pushedFamilies, type PushedFamilies } from './families.js'
+import type { IvrFetchKind } from './known-labels.js'
 import { domainLabel, routeLabel, statusLabel } from './labels.js'
 import type { MetricSources } from './sources.js'
 
@@ -37,7 +38,7 @@ export interface DaemonMetrics {
   eslConnected(): void
   /** Every ESL event; looks at one per second (event-lag sampling), returns at once for the rest. */
   eslEvent(event: Readonly<Record<string, string | undefined>>): void
-  ivrFetch(kind: 'document' | 'json' | 'play_url', outcome: string): void
+  ivrFetch(kind: IvrFetchKind, outcome: string): void
   /** One fetch answered by the xml_curl listener (xmlcurl/router.ts XmlCurlAnswer has this shape). */
   xmlCurl(a: { readonly section: string; readonly outcome: string; readonly seconds: number }): void
   /** Stops the sampling timer. */

@@ -5,8 +5,7 @@
  */
 import type { IvrFetcher } from '../ivr/fetch/types.js'
 import type { Result } from '../util/result.js'
-
-type Kind = 'document' | 'json' | 'play_url'
+import type { IvrFetchKind as Kind } from './known-labels.js'
 
 export function countingFetcher(fetcher: IvrFetcher, count: (kind: Kind, outcome: string) => void): IvrFetcher {
   const counted = async <T, E extends { readonly kind: string }>(kind: Kind, p: Promise<Result<T, E>>): Promise<Result<T, E>> => {

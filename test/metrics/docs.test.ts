@@ -89,8 +89,10 @@ t.test('the Grafana dashboard parses and queries only metrics that exist', async
     t.ok((p.targets ?? []).length > 0, `${p.title} has a query`)
     for (const target of p.targets ?? []) checkExpr(t, target.expr, `panel "${p.title}"`, families)
   }
-  const domainVar = dashboard.templating.list.find((v) => v.name === 'domain')
-  checkExpr(t, JSON.stringify(domainVar?.query), 'variable domain', families)
+  for (const name of ['job', 'domain']) {
+    const variable = dashboard.templating.list.find((v) => v.name === name)
+    checkExpr(t, JSON.stringify(variable?.query), `variable ${name}`, families)
+  }
 })
 
 t.test('the alert rules parse, name only metrics that exist, and cover what operators page on', async (t) => {
@@ -106,6 +108,10 @@ t.test('the alert rules parse, name only metrics that exist, and cover what oper
     if (r.for !== undefined) t.match(r.for, /^\d+[smh]$/, `${r.alert}: for ${r.for}`)
     checkExpr(t, r.expr, `alert ${r.alert}`, families)
   }
+  // The saturation docs/operations.md "In a cluster" explains is the one the alert computes.
+  const saturation = all.find((r) => r.alert === 'CodChannelLimitSaturation')?.expr.replace(/\s*>\s*[\d.]+$/, '')
+  t.ok(saturation?.includes('sum by (job, domain) (cod_channels_live)'), 'saturation sums the nodes\' live channels')
+  t.match(readFileSync('docs/operations.md', 'utf8').replace(/\s+/g, ' '), `\`${saturation}\``, 'docs/operations.md states the alert\'s saturation')
   const names = new Set(all.map((r) => r.alert))
   for (const required of ['CodEslDown', 'CodChannelLimitSaturation', 'CodCallbacksBackingUp', 'CodDeadLetters']) t.ok(names.has(required), `${required} is there`)
   t.equal(names.size, all.length, 'alert names are unique')

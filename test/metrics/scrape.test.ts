@@ -1,6 +1,6 @@
 /**
  * GET /metrics on a whole daemon over the simulator (issue 16 item 2): every family is there
- * from the start, and after a call (answered, bridged, its callback delivered), a refused
+ * from the start with the series docs/operations.md promises, and after a call (answered, bridged, its callback delivered), a refused
  * request and an undeliverable callback, the values moved: requests by operation and status,
  * latencies, live channels per domain, callbacks delivered and dead-lettered, the journal. No
  * label value is a UUID or a phone number. The daemon logs where the metrics are at start.
@@ -15,7 +15,7 @@ import t from 'tap'
 import { startDaemon } from '../../src/daemon.js'
 import { createLogger } from '../../src/util/logger.js'
 import { startHarness } from '../e2e/harness.js'
-import { FAMILIES, valueOf } from './expected.js'
+import { FAMILIES, FIRST_SCRAPE_SERIES, valueOf } from './expected.js'
 
 t.setTimeout(90_000)
 
@@ -49,6 +49,9 @@ t.test('every family from the start; after calls the values moved; labels bounde
   t.equal(first.status, 200)
   t.match(first.type, /^text\/plain; version=0\.0\.4/, 'the Prometheus text format')
   for (const family of FAMILIES) t.match(first.text, new RegExp(`^# TYPE ${family} `, 'm'), `${family} is exposed`)
+  // A family with a TYPE line and no series is nothing to rate() or an alert: each has series.
+  for (const family of FAMILIES) t.match(first.text, new RegExp(`^${family}(_bucket|_sum|_count)?[{ ]`, 'm'), `${family} has a series in the first scrape`)
+  for (const series of FIRST_SCRAPE_SERIES) t.not(valueOf(first.text, series), undefined, `${series} is in the first scrape`)
   t.equal(valueOf(first.text, 'cod_esl_up'), 1)
   t.equal(valueOf(first.text, 'cod_channel_limit{domain="example.test"}'), h.daemon.store.current().config.domains.find((d) => d.name === 'example.test')?.channel_limit)
   t.equal(valueOf(first.text, 'cod_channels_live{domain="example.test"}'), 0)
