@@ -4,6 +4,7 @@
  * start the daemon through here, so they exercise exactly what operators run.
  */
 import { createServer, type Server } from 'node:http'
+import { createServer as createHttpsServer } from 'node:https'
 import type { AddressInfo } from 'node:net'
 import { ConfigStore } from './runtime/store.js'
 import type { Logger } from './util/logger.js'
@@ -29,6 +30,7 @@ import type { PbxClient } from './pbx/types.js'
 import { createIvrRunner, acceptIvrDocument, type IvrRunner } from './ivr/runner/index.js'
 import { createFetcher, createIvrTransport } from './ivr/fetch/fetcher.js'
 import { allowListOf } from './net/allow-list.js'
+import { reloadCertificate, secureContextOptions, type TlsCredentials } from './net/tls.js'
 import { createCallbackTransport } from './callbacks/transport.js'
 import type { OriginationEngine } from './origination/plan.js'
 import { err, ok, type Result } from './util/result.js'
@@ -91,8 +93,13 @@ const listen = (server: Server, port: number, host: string): Promise<number> =>
  * hold the listener for minutes. The check runs every second so the bound is the setting
  * (+1 s), not the setting plus 30 s. Idle keep-alive connections close after Node's 5 s.
  */
-const newServer = (http: { readonly request_timeout_ms: number }): Server =>
-  createServer({ requestTimeout: http.request_timeout_ms, headersTimeout: http.request_timeout_ms, connectionsCheckingInterval: 1000 })
+const newServer = (http: { readonly request_timeout_ms: number }, tls?: TlsCredentials): Server => {
+  const timeouts = { requestTimeout: http.request_timeout_ms, headersTimeout: http.request_timeout_ms, connectionsCheckingInterval: 1000 }
+  if (tls === undefined) return createServer(timeouts)
+  // With `http.tls` (the API listener only): the handshake comes before the request's clock
+  // starts, so it gets the same bound rather than Node's 120 s.
+  return createHttpsServer({ ...timeouts, ...secureContextOptions(tls), handshakeTimeout: http.request_timeout_ms })
+}
 
 /** Listens on each in turn; if one cannot, those already listening are closed and the reason returned. */
 async function listenAll(listeners: readonly { name: string; server: Server; host: string; port: number }[]): Promise<Result<number[], string[]>> {
@@ -134,7 +141,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
   // Two listeners (docs/deploy.md "Listeners"): the API's, and FreeSWITCH's documents on their own
   // (loopback by default: the directory holds every SIP password). Both are made by newServer().
   // Their ports must be known before the simulator starts: it fetches dialplans from us.
-  const server = newServer(cfg.http)
+  const tls = store.current().config.tls
+  const server = newServer(cfg.http, tls)
   const xmlCurlServer = newServer(cfg.http)
   const listening = await listenAll([
     { name: 'http', server, host: cfg.http.host, port: opts.httpPort ?? cfg.http.port },
@@ -145,7 +153,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
     return err(listening.error)
   }
   const [httpPort, xmlCurlPort] = listening.value as [number, number]
-  const baseUrl = originOf(cfg.http.host, httpPort)
+  const baseUrl = originOf(cfg.http.host, httpPort, tls === undefined ? 'http' : 'https')
   const xmlCurlBaseUrl = originOf(cfg.xml_curl.host, xmlCurlPort)
   const xmlCurlUrl = `${xmlCurlBaseUrl}${xmlCurlPathOf(cfg)}`
 
@@ -293,7 +301,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
     logger: logger.child({ part: 'api' }),
     onRequest: (r) => metrics.request(r),
     ...(cluster !== undefined ? { forwardUnregistered: cluster.forwardUnregistered } : {}),
-    routers: [cti.router, metricsRouter(metrics), ui.value],
+    routers: [cti.router],
+    // No credential compared there: served even to an address the throttle blocks (api/throttle.ts).
+    publicRouters: [metricsRouter(metrics), ui.value],
   })
   server.on('request', app.callback())
   // FreeSWITCH's listener has its own throttle (same http.auth_throttle settings, its own
@@ -357,10 +367,16 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
       return err(r.error)
     }
     logger.info({ domains: r.value.config.domains.map((d) => d.name) }, 'configuration reloaded')
+    const certificate = reloadCertificate(server, r.value.config.tls, logger)
+    if (!certificate.ok) {
+      logger.error({ problem: certificate.error }, 'TLS certificate reload refused')
+      return err([certificate.error])
+    }
     return ok(undefined)
   }
 
   logger.info({ url: baseUrl, xml_curl: xmlCurlUrl, mode: cfg.freeswitch.mode }, 'daemon listening')
+  if (tls !== undefined) logger.info({ cert_file: tls.certFile, subject: tls.subject, valid_to: tls.validTo.toISOString() }, 'API listener on HTTPS (TLS 1.2 and later)')
   logger.info({ url: `${baseUrl}${METRICS_PATH}` }, 'Prometheus metrics served (on the API listener, no authentication)')
   if (!isLoopbackHost(cfg.xml_curl.host)) {
     logger.warn({ host: cfg.xml_curl.host }, 'xml_curl listener is not on loopback: it serves every SIP password to whoever has its credentials; firewall it (docs/deploy.md "Listeners")')

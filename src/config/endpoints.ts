@@ -12,8 +12,8 @@ export function urlHostOf(listenHost: string): string {
   return host.includes(':') ? `[${host}]` : host
 }
 
-/** `http://host:port` of a listener. */
-export const originOf = (listenHost: string, port: number): string => `http://${urlHostOf(listenHost)}:${port}`
+/** `http://host:port` of a listener (`https://` for the API listener with `http.tls`). */
+export const originOf = (listenHost: string, port: number, scheme: 'http' | 'https' = 'http'): string => `${scheme}://${urlHostOf(listenHost)}:${port}`
 
 /** The path mod_xml_curl posts to: `<xml_curl.path>/xml_curl`. */
 export const xmlCurlPathOf = (d: Pick<DaemonConfig, 'xml_curl'>): string => `${d.xml_curl.path}/xml_curl`

@@ -1,5 +1,6 @@
 /**
- * Loads and validates the daemon file and the per-domain directory files.
+ * Loads and validates the daemon file, the per-domain directory files and the certificate and
+ * key `http.tls` names (src/net/tls.ts).
  * A bad file never half-loads: the result is either a complete configuration or the list of
  * problems, each naming the file, the path inside it and the reason.
  */
@@ -8,6 +9,7 @@ import { dirname, join, resolve, basename } from 'node:path'
 import { parseDocument } from 'yaml'
 import type { z } from 'zod'
 import { daemonSchema, domainSchema, type DaemonConfig, type DomainConfig } from './schema.js'
+import { readTlsCredentials, type TlsCredentials } from '../net/tls.js'
 import { err, ok, type Result } from '../util/result.js'
 
 export interface ConfigProblem {
@@ -21,6 +23,8 @@ export interface LoadedConfig {
   readonly file: string
   readonly daemon: DaemonConfig
   readonly domains: readonly DomainConfig[]
+  /** `http.tls`'s certificate and key, read and checked as a pair (absent: plain HTTP). */
+  readonly tls?: TlsCredentials
 }
 
 export const formatProblem = (p: ConfigProblem): string =>
@@ -103,12 +107,26 @@ export function crossCheckDomain(file: string, d: DomainConfig, expectedName?: s
   return problems
 }
 
+/**
+ * `http.tls`'s files, relative to daemon.yaml's folder like every other path of it. Read at each
+ * load: a reload (SIGHUP) after a renewal takes the new pair, or refuses it and keeps the running one.
+ */
+async function loadTls(file: string, daemon: DaemonConfig): Promise<Result<TlsCredentials | undefined, ConfigProblem[]>> {
+  const tls = daemon.http.tls
+  if (tls === undefined) return ok(undefined)
+  const read = await readTlsCredentials({ certFile: resolve(dirname(file), tls.cert_file), keyFile: resolve(dirname(file), tls.key_file) })
+  if (!read.ok) return err([{ file, path: `http.tls.${read.error.file}`, reason: read.error.reason }])
+  return read
+}
+
 export async function loadConfig(configFile: string): Promise<Result<LoadedConfig, ConfigProblem[]>> {
   const file = resolve(configFile)
   const raw = await parseYamlFile(file)
   if (!raw.ok) return raw
   const daemon = validate(daemonSchema, file, raw.value)
   if (!daemon.ok) return daemon
+  const tls = await loadTls(file, daemon.value)
+  if (!tls.ok) return tls
 
   const dir = resolve(dirname(file), daemon.value.directory)
   let entries: string[]
@@ -143,5 +161,5 @@ export async function loadConfig(configFile: string): Promise<Result<LoadedConfi
     seen.add(d.name.toLowerCase())
   }
   if (problems.length > 0) return err(problems)
-  return ok({ file, daemon: daemon.value, domains })
+  return ok({ file, daemon: daemon.value, domains, ...(tls.value !== undefined ? { tls: tls.value } : {}) })
 }

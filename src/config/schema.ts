@@ -161,6 +161,17 @@ export const daemonSchema = z.strictObject({
           max_clients: z.number().int().min(16).max(1000000).default(10000),
         })
         .prefault({}),
+      /**
+       * HTTPS on the API listener (docs/deploy.md "HTTPS"): PEM files, relative to daemon.yaml's
+       * folder; read and checked as a pair by the loader (src/net/tls.ts), again at each reload.
+       * Absent: plain HTTP (behind a TLS proxy, or on a trusted network).
+       */
+      tls: z
+        .strictObject({
+          cert_file: z.string({ error: (i) => (i.input === undefined ? 'is required: the PEM certificate (chain) file' : 'must be a file path') }).min(1, 'must be a file path'),
+          key_file: z.string({ error: (i) => (i.input === undefined ? 'is required: the PEM private key file' : 'must be a file path') }).min(1, 'must be a file path'),
+        })
+        .optional(),
     })
     .prefault({}),
   // An absent section reads as an empty one, so that the refusal names the missing key
