@@ -2,10 +2,12 @@
  * `cod check-config`: loads a configuration exactly as the daemon does at start and on SIGHUP
  * (src/runtime/store.ts: the loader of src/config/ and the directory built from it), so an
  * operator can check a file before reloading. Every problem is printed with its file, key path
- * and reason; a file the daemon would accept passes.
+ * and reason; a file the daemon would accept passes, if the folders it writes (journal.dir) can
+ * be written here (config/state-dirs.ts).
  */
 import { resolve } from 'node:path'
 import { loadConfig, type ConfigProblem, type LoadedConfig } from '../config/load.js'
+import { stateDirProblems } from '../config/state-dirs.js'
 import { runtimeOf } from '../runtime/store.js'
 import { EXIT_OK, EXIT_PROBLEMS, parseOrExit, usageError, type CliIo, type ExitCode } from './io.js'
 
@@ -13,7 +15,9 @@ export const CHECK_CONFIG_USAGE = `usage: cod check-config <daemon.yaml>
 
 Loads the daemon's file and every domain file of its \`directory\` with the daemon's own loader
 and prints each problem as "<file>: <key path>: <reason>" (the lines a refused start or reload
-logs). Deprecated keys the daemon would warn about are printed as warnings.
+logs). Deprecated keys the daemon would warn about are printed as warnings. The folders the
+daemon writes (journal.dir) must be writable, or creatable, by the user running this command:
+run it as the daemon's user, where the daemon runs.
 
 Exit: 0 the daemon would accept the configuration; 1 problems found; 2 a wrong command line.
 `
@@ -46,6 +50,13 @@ export async function runCheckConfig(argv: readonly string[], io: CliIo): Promis
     runtimeOf(loaded.value)
   } catch (e) {
     io.stdout.write(`${resolve(files[0])}: (directory): ${(e as Error).message}\n`)
+    return EXIT_PROBLEMS
+  }
+  // A folder the daemon cannot write stops its start (the journal): as much a problem as a bad key.
+  const unwritable = await stateDirProblems(loaded.value)
+  if (unwritable.length > 0) {
+    for (const p of unwritable) io.stdout.write(`${formatLine(p)}\n`)
+    io.stderr.write(`${unwritable.length} problem${unwritable.length === 1 ? '' : 's'}: the daemon would not start with this configuration here\n`)
     return EXIT_PROBLEMS
   }
   for (const w of deprecations(loaded.value)) io.stderr.write(`warning: ${w}\n`)

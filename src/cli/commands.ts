@@ -24,6 +24,10 @@ const SUBCOMMANDS: Readonly<Record<string, Subcommand>> = {
   token: { summary: 'token hash: print the sha256: form of an API token read on stdin', run: async (a, io) => (await import('./token-hash.js')).runToken(a, io) },
   results: { summary: 'results list|redeliver: the result journal\'s dead letters', run: async (a, io) => (await import('./results.js')).runResults(a, io) },
   call: { summary: 'a test call through a running daemon: the reply, then its events', run: async (a, io) => (await import('./call.js')).runCall(a, io) },
+  healthcheck: {
+    summary: 'ask a running daemon\'s /healthz where its file says it listens (the image\'s HEALTHCHECK)',
+    run: async (a, io) => (await import('./healthcheck.js')).runHealthcheck(a, io),
+  },
 }
 
 export const COD_USAGE = `usage: cod <command> [options]     (cod <command> --help for each)

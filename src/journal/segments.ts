@@ -8,8 +8,9 @@
  * the operator; nothing here deletes data that was not rewritten first.
  */
 import { constants } from 'node:fs'
-import { mkdir, open, readdir, readFile, rename, unlink, type FileHandle } from 'node:fs/promises'
+import { open, readdir, readFile, rename, unlink, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
+import { makeWritableFolder } from '../util/writable-folder.js'
 
 const SEGMENT = /^segment-(\d{10})\.log$/
 
@@ -20,9 +21,13 @@ export interface SegmentFile {
   readonly path: string
 }
 
-/** Creates the folder (0700: records hold callback URLs, possibly with credentials) and lists its segments, oldest first. */
+/**
+ * Creates the folder (0700: records hold callback URLs, possibly with credentials) and lists its
+ * segments, oldest first. Throws, naming the real reason, when the folder cannot be written.
+ */
 export async function listSegments(dir: string): Promise<SegmentFile[]> {
-  await mkdir(dir, { recursive: true, mode: 0o700 })
+  const folder = await makeWritableFolder(dir, 0o700)
+  if (!folder.ok) throw new Error(folder.error)
   const names = await readdir(dir)
   const out: SegmentFile[] = []
   for (const name of names) {

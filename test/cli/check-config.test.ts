@@ -1,12 +1,15 @@
 /**
  * `cod check-config`: the shipped configuration passes; a refused one prints every problem with
- * its file, key path and reason, the same problems the daemon's loader gives (src/config/load.ts).
+ * its file, key path and reason, the same problems the daemon's loader gives (src/config/load.ts),
+ * and so does a journal folder the daemon could not create or write (src/config/state-dirs.ts).
  */
 import { cpSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
 import { loadConfig, formatProblem } from '../../src/config/load.js'
-import { cod, codHere, ROOT, tempDir } from './run-cod.js'
+import { stateDirsOf } from '../../src/config/state-dirs.js'
+import { readOnlyMountUnavailable, runWithReadOnlyFolder } from '../journal/read-only-mount.js'
+import { cod, codHere, COD_ENTRY, ROOT, tempDir } from './run-cod.js'
 
 /** A copy of the shipped conf/ (without its journal) in a temp folder. */
 function copyOfShipped(t: Parameters<typeof tempDir>[0]): string {
@@ -84,4 +87,39 @@ t.test('usage: no file, two files (exit 2)', async (t) => {
   t.equal(none.code, 2)
   t.match(none.stderr, /one configuration file is expected/)
   t.equal((await codHere(['check-config', 'conf/daemon.yaml', 'conf/daemon.yaml'])).code, 2)
+})
+
+t.test('a journal folder that cannot be created: the folder and the reason (exit 1)', async (t) => {
+  const dir = copyOfShipped(t)
+  const file = join(dir, 'daemon.yaml')
+  writeFileSync(join(dir, 'state'), 'a file where the journal\'s parent folder should be\n')
+  const shipped = readFileSync(file, 'utf8')
+  writeFileSync(file, `${shipped}journal: { dir: state/journal }\n`)
+  const r = await cod(['check-config', file])
+  t.equal(r.code, 1)
+  t.equal(r.stdout, `${file}: journal.dir: ${dir}/state/journal cannot be created: ${dir}/state is a file, not a folder (ENOTDIR)\n`)
+  t.match(r.stderr, /^1 problem: the daemon would not start with this configuration here/)
+  // A journal switched off writes no folder: nothing to refuse.
+  writeFileSync(file, `${shipped}journal: { dir: state/journal, enabled: false }\n`)
+  t.equal((await codHere(['check-config', file])).code, 0)
+})
+
+t.test('the default journal folder beside a read-only daemon.yaml (a container\'s -v /srv/cod:/etc/cod:ro)', { skip: readOnlyMountUnavailable() }, async (t) => {
+  const dir = copyOfShipped(t)
+  const file = join(dir, 'daemon.yaml')
+  const r = await runWithReadOnlyFolder(dir, [process.execPath, '--import', 'tsx', COD_ENTRY, 'check-config', file], ROOT)
+  t.equal(r.code, 1, r.stderr)
+  t.equal(r.stdout, `${file}: journal.dir: ${dir}/journal cannot be created: ${dir} is on a read-only file system (EROFS)\n`)
+})
+
+t.test('the container image\'s configuration, laid out as the Dockerfile lays it out in /etc/cod', async (t) => {
+  const dir = tempDir(t, 'image')
+  cpSync(join(ROOT, 'conf/image/daemon.yaml'), join(dir, 'daemon.yaml'))
+  cpSync(join(ROOT, 'conf/domains'), join(dir, 'domains'), { recursive: true })
+  const loaded = await loadConfig(join(dir, 'daemon.yaml'))
+  if (!loaded.ok) return t.fail(loaded.error.map(formatProblem).join('\n'))
+  const d = loaded.value.daemon
+  t.equal(d.http.host, '0.0.0.0', 'the API listener on every address of the container: -p 8080:8080 reaches it')
+  t.equal(d.xml_curl.host, '127.0.0.1', 'the xml_curl listener (every SIP password) stays on loopback')
+  t.same(stateDirsOf(loaded.value), [{ key: 'journal.dir', dir: '/var/lib/cod/journal' }], 'state in the image\'s volume, not beside a read-only /etc/cod')
 })
