@@ -1,6 +1,7 @@
 /**
  * The HTTP side of the daemon: the four operations under `http.prefix`, /healthz, and the
- * routers other parts bring (xml_curl, CTI tickets) mounted as they are.
+ * routers other parts bring (CTI tickets; metrics and the live calls page, which compare no
+ * credential and so are served even to a throttled address) mounted as they are.
  *
  * Per API request: authenticate (before the body is read), read the JSON body, validate and
  * resolve it into a plan (a pure function per operation), hand the plan to the engine.
@@ -38,9 +39,16 @@ export interface AppDeps {
   journal?: Pick<Journal, 'accepted'>
   /** Idempotency-Key replies (idempotency.ts), loaded from the journal at start; an empty one by default. */
   idempotency?: IdempotencyStore
-  /** Extra routers mounted as they are (xml_curl, CTI tickets...), outside the API auth. */
+  /** Extra routers mounted as they are (CTI tickets...), outside the API auth, behind the throttle. */
   routers?: Router[]
-  /** Failed-authentication throttle of this listener (throttle.ts), checked before every route; absent only in tests. */
+  /**
+   * Routers whose routes compare no credential (the metrics, the live calls page's files):
+   * mounted before the throttle, like /healthz and the OpenAPI document, so that an address
+   * blocked for failed authentications is still monitored (throttle.ts). A route that reads
+   * Authorization must never be given here.
+   */
+  publicRouters?: Router[]
+  /** Failed-authentication throttle of this listener (throttle.ts), checked before every route that compares credentials; absent only in tests. */
   throttle?: AuthThrottle
   newRequestId?: () => string
   /** Told of every request once it is answered (the daemon's metrics, src/metrics/); must not throw. */
@@ -131,6 +139,21 @@ function fromThrown(e: unknown): ApiError {
     default:
       return apiError('invalid_parameter', description)
   }
+}
+
+/**
+ * A reply decided before the request's body was all read (401 before the body, 413 over the
+ * limit, 415, 400 for a body that is not JSON, 429...): the rest of the body is still on its
+ * way, and a keep-alive connection would be stuck behind it. Node drains a body nobody began
+ * to read, but not one a reader began and stopped (the body parser pauses at the limit): the
+ * client's next request on that connection then waited there until Node's keep-alive timeout
+ * reset it (~5 s, ECONNRESET). So such a connection is closed after the reply
+ * (`Connection: close`: the client opens another for its next request), and what still comes
+ * is read and dropped until then, so that the client can read its reply.
+ */
+function closeAfterReply(ctx: Context): void {
+  if (!ctx.headerSent) ctx.set('Connection', 'close')
+  ctx.req.resume()
 }
 
 export function createApp(deps: AppDeps): Koa {
@@ -259,7 +282,8 @@ export function createApp(deps: AppDeps): Koa {
 
   // The OpenAPI document is built here, once (api/openapi/).
   const openapi = openApiRouter(deps.runtime().config.daemon.http.prefix)
-  const routers: Router[] = [health, openapi, api, ...(deps.routers ?? [])]
+  const publicRouters: Router[] = [health, openapi, ...(deps.publicRouters ?? [])]
+  const routers: Router[] = [...publicRouters, api, ...(deps.routers ?? [])]
 
   /** Nothing answered: 405 (with Allow) when some route has this path, else 404. */
   const unmatched = (ctx: Context): void => {
@@ -291,6 +315,7 @@ export function createApp(deps: AppDeps): Koa {
       ctx.remove('Content-Length')
       fail(ctx, error)
     } finally {
+      if (!ctx.req.complete) closeAfterReply(ctx)
       const elapsed = Number(process.hrtime.bigint() - info.start) / 1e9
       deps.onRequest?.({
         operation: info.operation,
@@ -317,10 +342,12 @@ export function createApp(deps: AppDeps): Koa {
       else deps.logger.info(line, 'http request')
     }
   })
-  // Before every route: a blocked client gets 429 before any credential is compared.
+  // Routes that compare no credential first: a throttled address is still monitored (/healthz,
+  // /metrics, the OpenAPI document, /ui/): a block must not blind the monitoring of a listener.
+  for (const router of publicRouters) app.use(router.routes())
+  // Then every other route (all those that compare credentials, and unknown paths): a blocked
+  // client gets 429 before any credential is compared.
   if (deps.throttle !== undefined) app.use(authThrottleMiddleware(deps.throttle, fail))
-  app.use(health.routes())
-  app.use(openapi.routes())
   for (const router of deps.routers ?? []) app.use(router.routes())
   app.use(api.routes())
 

@@ -1,8 +1,17 @@
 /**
  * Throttled authentication (docs/api.md "Throttled authentication"): a client address that
  * fails authentication `http.auth_throttle.max_failures` times within `window_ms` gets
- * `429 too_many_requests` with `Retry-After` on every route of the listener (API, gen_ws_ticket,
- * the ws_cti upgrade; xml_curl on its own listener), checked BEFORE any credential is compared, until its window ends.
+ * `429 too_many_requests` with `Retry-After` on every route of the listener that compares
+ * credentials (the API operations, gen_ws_ticket, the ws_cti upgrade; xml_curl on its own
+ * listener) and on unknown paths, checked BEFORE any credential is compared, until its window
+ * ends.
+ *
+ * The routes that compare no credential stay open to it: /healthz, /metrics, the OpenAPI
+ * document and the live calls page's files (/ui/), mounted before this middleware (app.ts
+ * `publicRouters`). Blocking them gave the throttle's victim a blind spot instead: a monitoring
+ * system, a load balancer or a browser sharing an address with a misconfigured client (one
+ * NAT, one proxy, one host) saw the daemon as down. They give an attacker nothing to guess
+ * with. The rule is "closed unless listed": a new route is throttled until it is mounted there.
  *
  * The rule, and why it is keyed as it is:
  * - Refusal is keyed on the client address only (IPv4, or the /64 of an IPv6 address: one
@@ -150,9 +159,9 @@ export class AuthThrottle {
 export const claimedDomain = (authorization: string | undefined): string | undefined => parseBasic(authorization)?.user
 
 /**
- * Koa middleware for a whole listener: answers a blocked client with `refuse` (which writes
- * the 429 body) and `Retry-After` before any route runs, and counts every 401 a route answers
- * as a failed authentication of its client.
+ * Koa middleware for a listener's routes after it (app.ts mounts the public ones before it):
+ * answers a blocked client with `refuse` (which writes the 429 body) and `Retry-After` before
+ * any of them runs, and counts every 401 a route answers as a failed authentication of its client.
  */
 export function authThrottleMiddleware(throttle: AuthThrottle, refuse: (ctx: Context, error: ApiError) => void): Middleware {
   return async (ctx, next) => {

@@ -1,8 +1,9 @@
 /**
  * Throttled authentication (src/api/throttle.ts, docs/api.md "Throttled authentication"):
  * after `max_failures` failed authentications within `window_ms`, the client address gets
- * 429 too_many_requests with Retry-After on every route of the listener (API operations,
- * gen_ws_ticket, the ws_cti upgrade), even with valid credentials; other addresses,
+ * 429 too_many_requests with Retry-After on every route of the listener that compares
+ * credentials (API operations, gen_ws_ticket, the ws_cti upgrade), even with valid credentials,
+ * while /healthz, /metrics, the OpenAPI document and /ui/ still answer it; other addresses,
  * including valid callers of the same domain, are not slowed; the window expires; memory is
  * bounded. Other addresses are real: connections from 127.0.0.2 (Linux routes all of
  * 127.0.0.0/8 to loopback). The xml_curl listener has a throttle of its own:
@@ -20,6 +21,9 @@ import { createChannelModel } from '../../src/channels/index.js'
 import { createCti } from '../../src/cti/index.js'
 import { runtimeOf } from '../../src/runtime/store.js'
 import { createLogger } from '../../src/util/logger.js'
+import { metricsRouter } from '../../src/metrics/index.js'
+import { uiRouter } from '../../src/ui/router.js'
+import { Registry } from 'prom-client'
 import { AUTH_A, DOMAIN_A, FakePbx, basic, domains } from '../cti/helpers.js'
 import type { Asserts } from './helpers.js'
 
@@ -38,6 +42,8 @@ async function startDaemonHttp(t: Asserts) {
     http: { auth_throttle: { max_failures: 10, window_ms: 60_000, max_clients: 16 } },
   })
   const runtime = runtimeOf({ file: 'test.yaml', daemon, domains })
+  const ui = uiRouter({ apiPrefix: daemon.http.prefix })
+  if (!ui.ok) throw new Error(ui.error)
   const logs: Array<Record<string, unknown>> = []
   const sink = new Writable({
     write(chunk: Buffer, _enc, cb) {
@@ -58,6 +64,8 @@ async function startDaemonHttp(t: Asserts) {
     logger,
     throttle,
     routers: [cti.router],
+    // As the daemon mounts them (src/daemon.ts): no credential compared there.
+    publicRouters: [metricsRouter({ registry: new Registry(), render: async () => '# no family in this test\n' }), ui.value],
   })
   const server = app.listen(0, '127.0.0.1')
   cti.attach(server)
@@ -102,7 +110,8 @@ async function startDaemonHttp(t: Asserts) {
       })
       ws.once('error', reject)
     })
-  return { api, ticket, upgrade, clock, throttle, logs }
+  const get = (from: string, path: string) => send(from, 'GET', path, {})
+  return { api, ticket, upgrade, get, send, clock, throttle, logs }
 }
 
 const errorIdOf = (r: Reply): unknown => (JSON.parse(r.body) as { error?: { id?: unknown } }).error?.id
@@ -141,6 +150,25 @@ t.test('10 wrong tokens: 429 with Retry-After on every route, other addresses un
   // The window ends: the attacker may try again (and is counted afresh).
   h.clock.now += 60_000
   t.equal((await h.api(attacker, AUTH_A)).status, 400, 'after the window the valid token works from there again')
+})
+
+t.test('a blocked address is still monitored: /healthz, /metrics, the OpenAPI document and /ui/ answer it; every credential route stays 429', async (t) => {
+  const h = await startDaemonHttp(t)
+  const blocked = '127.0.0.4'
+  for (let i = 0; i < 10; i++) t.equal((await h.api(blocked, WRONG_A)).status, 401)
+  t.equal((await h.api(blocked, AUTH_A)).status, 429, 'blocked')
+  for (const path of ['/healthz', '/metrics', '/api/openapi.json', '/ui/', '/ui/app.js']) {
+    const r = await h.get(blocked, path)
+    t.equal(r.status, 200, `${path}: 200 (${r.body.slice(0, 80)})`)
+    t.equal(r.headers['retry-after'], undefined, `${path}: no Retry-After`)
+  }
+  // Every route that compares credentials still refuses before comparing them, even a valid token.
+  t.equal((await h.api(blocked, AUTH_A)).status, 429, 'API operation')
+  t.equal((await h.ticket(blocked, AUTH_A)).status, 429, 'gen_ws_ticket')
+  t.equal((await h.upgrade(blocked, { authorization: AUTH_A })).status, 429, 'ws_cti upgrade')
+  // Unknown paths too: only the listed routes are open (a route added later is throttled until listed).
+  t.equal((await h.get(blocked, '/api/not-a-route')).status, 429, 'an unknown path')
+  t.equal((await h.send(blocked, 'POST', '/healthz', {})).status, 429, 'a public path with a method it does not answer')
 })
 
 t.test('failures on the WebSocket upgrade count too', async (t) => {

@@ -178,7 +178,8 @@ if (!existsSync(CHROMIUM)) {
       t.match(await page.locator('#status').textContent(), /lost|Connecting|daemon did not give a ticket/)
       const journalDir = mkdtempSync(join(tmpdir(), 'cod-ui-journal-'))
       t.teardown(() => rmSync(journalDir, { recursive: true, force: true }))
-      const again = await startDaemon({ configFile: 'conf/daemon.yaml', logger: silentLogger(), httpPort: port, simulatorPort: 0, journalDir })
+      // The API port again (the page reconnects to its origin); every other listener on any free port.
+      const again = await startDaemon({ configFile: 'conf/daemon.yaml', logger: silentLogger(), httpPort: port, xmlCurlPort: 0, simulatorPort: 0, journalDir })
       if (!again.ok) throw new Error(again.error.join('\n'))
       t.teardown(() => again.value.stop())
       // Retries back off 1 s, 2 s, 4 s...: a new ticket with the token kept in memory, a new snapshot.
