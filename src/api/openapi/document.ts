@@ -11,6 +11,7 @@ import type { Operation } from '../../origination/plan.js'
 import { IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_PATTERN, REPLAYED_HEADER } from '../idempotency.js'
 import { REQUEST_SCHEMAS } from '../operations/index.js'
 import { callbackBodySchema, callbackPathItem } from './callback.js'
+import { domainRulesText } from './domain-rules.js'
 import { ALL_ERROR_IDS, LISTENER_ERROR_IDS, errorCatalogueSchema, errorResponses } from './errors.js'
 import { ref, type JsonObject } from './json.js'
 import { hasCallbackUrl, requestSchemaName, requestSchemas } from './requests.js'
@@ -45,7 +46,7 @@ function operationPath(operation: Operation, request: JsonObject): JsonObject {
     operationId: operation,
     tags: ['calls'],
     summary: description.split('. ')[0] ?? operation,
-    description,
+    description: description + domainRulesText(operation),
     security: BASIC,
     parameters: [ref('parameters', 'IdempotencyKey')],
     requestBody: { required: true, content: jsonContent(ref('schemas', requestSchemaName(operation))) },
@@ -68,7 +69,7 @@ function operationPath(operation: Operation, request: JsonObject): JsonObject {
 }
 
 export function buildOpenApiDocument(opts: { readonly prefix: string }): JsonObject {
-  const requests = requestSchemas()
+  const requests = requestSchemas(opts.prefix)
   const paths: JsonObject = {}
   for (const operation of Object.keys(REQUEST_SCHEMAS) as Operation[]) {
     paths[`${opts.prefix}/${operation}`] = operationPath(operation, requests[requestSchemaName(operation)] ?? {})
@@ -78,7 +79,7 @@ export function buildOpenApiDocument(opts: { readonly prefix: string }): JsonObj
       operationId: 'gen_ws_ticket',
       tags: ['cti'],
       summary: 'A one-time ticket for one exact ws_cti URI, for a browser that must not hold an API token',
-      description: `The browser then opens \`${opts.prefix}/ws_cti?...&ticket=<ticket>\` (WebSocket, docs/cti.md). A ticket is consumed by its first presentation and expires after cti.ticket_ttl_ms.`,
+      description: `The browser then opens \`${opts.prefix}/ws_cti?...&ticket=<ticket>\` (WebSocket, docs/cti.md). A ticket is consumed by its first presentation and expires after cti.ticket_ttl_ms.${domainRulesText('gen_ws_ticket')}`,
       security: BASIC,
       requestBody: { required: true, content: jsonContent(ref('schemas', requestSchemaName('gen_ws_ticket'))) },
       responses: {
@@ -129,7 +130,8 @@ export function buildOpenApiDocument(opts: { readonly prefix: string }): JsonObj
       title: 'cod: call origination daemon for FreeSWITCH',
       version: API_VERSION,
       description:
-        'Place calls through FreeSWITCH. Every error is `{"result_code": 500, "error": {"id", "description"}}`; an error reply means no call (nothing of the request reached FreeSWITCH). A `200` means the originate reached FreeSWITCH; its outcome comes by the result callback (`callback_url`) and CTI. docs/api.md has every rule.',
+        'Place calls through FreeSWITCH. Every error is `{"result_code": 500, "error": {"id", "description"}}`; an error reply means no call (nothing of the request reached FreeSWITCH). A `200` means the originate reached FreeSWITCH; its outcome comes by the result callback (`callback_url`) and CTI. docs/api.md has every rule.\n\n' +
+        'Request schemas: a body that matches its schema is never refused for its shape (`invalid_parameter`, `missing_parameter`); it may still be refused for what only the domain can tell, listed in each operation. Two rules are not in the schemas: a string must be well-formed Unicode (a lone surrogate escape such as `\\ud800` is refused), and lengths count UTF-16 code units, so a character outside the Basic Multilingual Plane counts twice. Every `pattern` compiles in ECMA-262 (u flag), RE2 and Rust regex. Some patterns are a subset of what the daemon takes (their descriptions say what else it takes).',
       license: { name: 'MIT', identifier: 'MIT' },
     },
     tags: [

@@ -11,7 +11,8 @@ import { ref, type JsonObject } from './json.js'
 const WHEN: Readonly<Record<ApiErrorId, string>> = {
   unauthorized: 'credentials missing or wrong (`WWW-Authenticate: Basic`)',
   missing_parameter: 'a required parameter is absent',
-  invalid_parameter: 'wrong type, shape or value; unknown parameter; malformed JSON; a bad Idempotency-Key',
+  invalid_parameter:
+    "wrong type, shape or value; unknown parameter; malformed JSON; a bad Idempotency-Key; or, with a body that matches its schema, a calling_number or ani the domain may not present, a callback_url host outside callbacks.allow, end_user details on a number the domain claims",
   ambiguous_user: 'user identifiers name different records, or a label several users share',
   ambiguous_group: 'group identifiers name different records, or a label several groups share',
   invalid_xml: 'an inline IVR document that is not base64, not UTF-8 or not a valid IVR document',

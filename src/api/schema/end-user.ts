@@ -33,6 +33,7 @@ export const endUserSchema = z
     { error: (iss) => (iss.code === 'invalid_type' ? `must be an object with some of ${SOME_OF}` : undefined) },
   )
   .refine((e) => Object.keys(e).length > 0, `must hold at least one of ${SOME_OF}`)
+  .meta({ minProperties: 1 })
   .describe(`The external party, for CTI panels and channel variables: an object with at least one of ${SOME_OF}.`) satisfies z.ZodType<EndUser>
 
 const isEndUserField = (k: string): k is EndUserField => (END_USER_FIELDS as readonly string[]).includes(k)

@@ -57,8 +57,8 @@ export const oneOf = (keys: readonly string[]): string => `one of ${keys.join(',
 
 /**
  * The object-level rule "at least one of `keys`" (missing_parameter when none is present).
- * Written as a refinement: JSON Schema's anyOf-of-required has no zod form; the OpenAPI
- * document says it through the schema's description.
+ * Written as a refinement (anyOf-of-required has no zod form); the schema carries its JSON
+ * Schema form with `.meta(anyOfRequired(keys))`.
  */
 export function requireOneOf(keys: readonly string[]) {
   return (body: object, ctx: z.core.$RefinementCtx): void => {
@@ -66,3 +66,6 @@ export function requireOneOf(keys: readonly string[]) {
     ctx.addIssue({ code: 'custom', message: `${oneOf(keys)} is required`, params: errorIdParams('missing_parameter'), input: body })
   }
 }
+
+/** "At least one of `keys`" in JSON Schema, for the OpenAPI document: what requireOneOf checks. */
+export const anyOfRequired = (keys: readonly string[]): { anyOf: Array<{ required: string[] }> } => ({ anyOf: keys.map((k) => ({ required: [k] })) })

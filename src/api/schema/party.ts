@@ -9,14 +9,26 @@
  *
  * Both PSTN forms parse to a PstnParty. Whether the domain may present its calling_number is
  * checked after the parse (calling-number.ts).
+ *
+ * The string forms carry, for the OpenAPI document only, the patterns of forms.ts: a subset of
+ * what the parse and destination.ts take, so a value that matches is never refused for its form.
  */
 import { z } from 'zod'
 import { isPstnNumber } from '../../config/schema.js'
-import type { EndUser } from '../../pbx/end-user.js'
+import { END_USER_FIELDS, type EndUser } from '../../pbx/end-user.js'
 import { err, ok, type Result } from '../../util/result.js'
 import { endUserSchema, parseEndUserPrefix } from './end-user.js'
+import {
+  DESTINATION_NAME_PATTERN,
+  DESTINATION_PREFIX_PATTERN,
+  PREFIX_VALUE_MAX,
+  PSTN_STRING_PATTERN,
+  XML_URL_INLINE_PATTERN,
+  XML_URL_LIST_PATTERN,
+} from './forms.js'
 import { PSTN_RULE, callingNumberSchema, pstnNumberSchema } from './numbers.js'
 import { strictString } from './text.js'
+import { MAX_URL_LENGTH } from './url.js'
 
 /** A PSTN number with what the client said about it. */
 export interface PstnParty {
@@ -30,6 +42,9 @@ export const pstnParty = (number: string, callingNumber: string | undefined, end
   ...(callingNumber === undefined ? {} : { callingNumber }),
   ...(endUser === undefined ? {} : { endUser }),
 })
+
+/** What the document's prefix pattern leaves out of what the parse takes. */
+const PREFIX_FORM_NOTE = `The pattern writes the prefix keys in the order ${END_USER_FIELDS.join(', ')}, values up to ${PREFIX_VALUE_MAX} characters, percent-encoding only printable ASCII; the daemon also takes the keys in any order (each once), avatar up to 2048 and any UTF-8 percent-encoded.`
 
 /** The type rule of a field that also takes the object form. */
 export const STRING_OR_OBJECT = 'must be a string or an object {called_number, calling_number, end_user}'
@@ -64,18 +79,58 @@ const pstnStringSchema = strictString()
     ctx.addIssue({ code: 'custom', message: p.error, input: s })
     return z.NEVER
   })
-  .describe('A PSTN number (optional + then 2-32 digits, * or #), optionally after an end_user prefix {key=value,...} with percent-encoded values.')
+  .meta({ pattern: PSTN_STRING_PATTERN })
+  .describe(
+    `A PSTN number (optional + then 2-32 digits, * or #), optionally after an end_user prefix {key=value,...} with percent-encoded values. ${PREFIX_FORM_NOTE}`,
+  )
 
 /** A party always reached through the domain's gateway: the string form, and the object form where `objectForm`. */
 export const pstnPartySchema = (objectForm: boolean) =>
   objectForm ? z.union([pstnStringSchema, pstnObjectSchema], { error: STRING_OR_OBJECT }) : pstnStringSchema
 
-/** A destination before resolution: a non-empty string, or the PSTN object form where `objectForm`. */
-const destinationString = strictString()
-  .min(1, 'must not be empty')
-  .describe('A destination string, resolved against the directory after the parse.')
-export const destinationSchema = (objectForm: boolean) =>
-  objectForm ? z.union([destinationString, pstnObjectSchema], { error: STRING_OR_OBJECT }) : destinationString
+/** The destination string forms a document shows (destination.ts resolves them, in this order). */
+const NAME_FORM = {
+  title: 'name or number',
+  description: 'A user, group or extension name or number, a DID, or (where PSTN destinations are allowed) a PSTN number: which one, only the directory tells.',
+  pattern: DESTINATION_NAME_PATTERN,
+}
+const PREFIX_FORM = {
+  title: 'PSTN number with end_user',
+  description: `A PSTN number the domain does not claim, after an end_user prefix. ${PREFIX_FORM_NOTE}`,
+  pattern: DESTINATION_PREFIX_PATTERN,
+}
+const XML_URL_FORMS = [
+  {
+    title: 'xml_url: URLs',
+    description: `An IVR document fetched from these http/https URLs, in order (fallbacks): at most 8; needs the domain privilege ON_THE_FLY_IVR_ALLOWED. maxLength bounds the whole list to ${MAX_URL_LENGTH} characters after xml_url:; the daemon takes ${MAX_URL_LENGTH} for each URL.`,
+    pattern: XML_URL_LIST_PATTERN,
+    maxLength: 'xml_url:'.length + MAX_URL_LENGTH,
+  },
+  {
+    title: 'xml_url:inline_xml://',
+    description: 'An IVR document sent inline, base64 (standard or URL-safe alphabet); refused as invalid_xml when it is not canonical base64 of a valid IVR document; needs the privilege ON_THE_FLY_IVR_ALLOWED.',
+    pattern: XML_URL_INLINE_PATTERN,
+  },
+]
+
+const destinationString = (forms: readonly object[]) =>
+  strictString()
+    .min(1, 'must not be empty')
+    .meta({ anyOf: [...forms] })
+    .describe('A destination string, resolved against the directory after the parse.')
+const internalOrPstn = destinationString([NAME_FORM, PREFIX_FORM])
+const internalOrIvr = destinationString([NAME_FORM, ...XML_URL_FORMS])
+
+/**
+ * A destination before resolution: a non-empty string, or the PSTN object form where
+ * `objectForm`. The parse takes any non-empty strict string (destination.ts words what is
+ * wrong with one); `xmlUrl` only chooses the forms the document lists: the internal ones and
+ * xml_url: (call_external), else the internal and PSTN ones.
+ */
+export const destinationSchema = (objectForm: boolean, opts: { readonly xmlUrl?: boolean } = {}) => {
+  const string = opts.xmlUrl === true ? internalOrIvr : internalOrPstn
+  return objectForm ? z.union([string, pstnObjectSchema], { error: STRING_OR_OBJECT }) : string
+}
 
 /** What destination.ts resolves. */
 export type DestinationInput = string | PstnParty

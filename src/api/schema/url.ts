@@ -9,6 +9,7 @@
 import type { Cidr } from '../../net/address-guard.js'
 import { literalVerdict } from '../../net/policy.js'
 import { apiError, type ApiError } from '../errors.js'
+import { HTTP_URL_PATTERN } from './forms.js'
 import { strictString } from './text.js'
 
 export const MAX_URL_LENGTH = 2048
@@ -34,7 +35,10 @@ export const callbackUrlSchema = strictString()
   .regex(PRINTABLE_NO_SPACE_RE, URL_RULE)
   .refine((v) => checkHttpUrl(v) !== undefined, URL_RULE)
   .transform((v) => new URL(v).href)
-  .describe(`Where the call's result is POSTed: an absolute http or https URL of at most ${MAX_URL_LENGTH} printable ASCII characters without spaces.`)
+  .meta({ format: 'uri', pattern: HTTP_URL_PATTERN })
+  .describe(
+    `Where the call's result is POSTed: an absolute http or https URL (RFC 3986) with a host, at most ${MAX_URL_LENGTH} characters. The daemon also takes what the WHATWG URL parser repairs (\`http:host\`, a backslash, characters RFC 3986 leaves out); a host that is an address outside \`callbacks.allow\` (private, loopback...) or a localhost name is refused (invalid_parameter).`,
+  )
 
 /**
  * issue 12 / README "Security": a callback_url whose host itself names an address the outbound

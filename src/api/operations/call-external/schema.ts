@@ -13,7 +13,7 @@ export const callExternalSchema = requestBody({
   target: pstnPartySchema(true).describe(
     'The external party rung through the domain\'s gateway: a PSTN number (optional + then 2-32 digits, * or #), optionally after an end_user prefix {key=value,...} whose values are percent-encoded, or the object {called_number, calling_number?, end_user?}.',
   ),
-  destination: destinationSchema(false).describe(
+  destination: destinationSchema(false, { xmlUrl: true }).describe(
     'What the answered target is connected to, internal only: a user, group or extension (name, extension or DID), or xml_url:<http/https URLs, comma-separated fallbacks> / xml_url:inline_xml://<base64 IVR document> (needs the domain privilege ON_THE_FLY_IVR_ALLOWED).',
   ),
   answer_timeout: timeoutSchema.optional().describe('Seconds the target has to answer: 1 to 3600, a number or a string of digits; 180 when absent.'),

@@ -5,7 +5,7 @@
  */
 import type { z } from 'zod'
 import { GROUP_KEYS } from '../../../directory/directory.js'
-import { groupIdentifiers, optionalFields, requireOneOf } from '../../schema/identifiers.js'
+import { anyOfRequired, groupIdentifiers, optionalFields, requireOneOf } from '../../schema/identifiers.js'
 import { destinationSchema } from '../../schema/party.js'
 import { timeoutSchema } from '../../schema/scalars.js'
 import { callingNameSchema } from '../../schema/text.js'
@@ -25,6 +25,7 @@ export const callGroupSchema = requestBody({
   callback_url: callbackUrlSchema.optional(),
 })
   .superRefine(requireOneOf(GROUP_KEYS))
+  .meta(anyOfRequired(GROUP_KEYS))
   .describe(
     `Hunts the members of one group one at a time, then connects the answering member to the destination. At least one of ${GROUP_KEYS.join(', ')} is required; several must name the same group.`,
   )

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod'
 import { USER_KEYS } from '../../../directory/directory.js'
-import { groupIdentifiers, optionalFields, requireOneOf, userIdentifiers } from '../../schema/identifiers.js'
+import { anyOfRequired, groupIdentifiers, optionalFields, requireOneOf, userIdentifiers } from '../../schema/identifiers.js'
 import { destinationSchema } from '../../schema/party.js'
 import { booleanSchema, timeoutSchema } from '../../schema/scalars.js'
 import { callingNameSchema } from '../../schema/text.js'
@@ -31,6 +31,7 @@ export const callUserSchema = requestBody({
     .describe('Gives the call the group context of one of the user\'s groups: "*" the first, "any:CALL_CENTER" the first call-center group; with group_* it must name the same group.'),
 })
   .superRefine(requireOneOf(USER_KEYS))
+  .meta(anyOfRequired(USER_KEYS))
   .describe(`Rings every terminal of one user, then connects the answered leg to the destination. At least one of ${USER_KEYS.join(', ')} is required; several must name the same user.`)
 
 export type CallUserBody = z.output<typeof callUserSchema>

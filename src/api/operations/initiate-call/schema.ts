@@ -4,7 +4,7 @@
  * ani membership and the group are resolved after the parse, in operation.ts.
  */
 import type { z } from 'zod'
-import { groupIdentifiers, requireOneOf, userIdentifiers } from '../../schema/identifiers.js'
+import { anyOfRequired, groupIdentifiers, requireOneOf, userIdentifiers } from '../../schema/identifiers.js'
 import { callingNumberSchema } from '../../schema/numbers.js'
 import { destinationSchema, pstnPartySchema } from '../../schema/party.js'
 import { requestBody } from '../../schema/request.js'
@@ -25,6 +25,7 @@ export const initiateCallSchema = requestBody({
   group_name: groupIdentifiers.group_name.optional().describe('Gives the call the context of this group (its name, case-insensitive).'),
 })
   .superRefine(requireOneOf(ORIGINATORS))
+  .meta(anyOfRequired(ORIGINATORS))
   .describe('Deprecated: calls a user (user_name) or a PSTN number (pstn_number), then connects the answered leg to the destination. One of user_name and pstn_number is required.')
 
 export type InitiateCallBody = z.output<typeof initiateCallSchema>
