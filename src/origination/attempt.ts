@@ -8,7 +8,7 @@
  *   refusal means FreeSWITCH never saw the originate (docs/design.md "An error reply means no
  *   call"; src/pbx/outgoing.ts).
  * - The outcome comes from the BACKGROUND_JOB (leg-outcome.ts). When the job's result is lost
- *   (ESL drop, or esl-lite re-sending the originate after a reconnect, which FreeSWITCH refuses
+ *   (ESL drop, or an originate written twice, which FreeSWITCH refuses
  *   with DESTINATION_OUT_OF_ORDER, test/fixtures/freeswitch/esl/23-duplicate-origination-uuid.txt),
  *   it is read from the legs' channel events and a re-read of the live channels instead
  *   (leg-watch.ts); legs that ended while the link was down, from their own records in

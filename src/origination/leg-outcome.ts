@@ -3,8 +3,9 @@
  *
  * - The BACKGROUND_JOB decides first: `+OK <uuid>` names the winner (a losing leg may answer
  *   too, test/fixtures/freeswitch/esl/17-two-legs-race.txt), `-ERR <CAUSE>` the failure. `-ERR
- *   DESTINATION_OUT_OF_ORDER` is what FreeSWITCH says to an originate esl-lite re-sent after a
- *   reconnect, whose legs exist already
+ *   DESTINATION_OUT_OF_ORDER` is what FreeSWITCH says to an originate written a second time
+ *   (esl-lite's client re-sends after a reconnect; the daemon's session never does,
+ *   docs/esl-lite.md), whose legs exist already
  *   (test/fixtures/freeswitch/esl/23-duplicate-origination-uuid.txt): the result is then lost, not
  *   a failure.
  * - When the job's result is lost, the legs' channel state decides (outcomeFromChannels).

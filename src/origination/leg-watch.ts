@@ -5,7 +5,7 @@
  * here (plus the live count the channel limit reads, wired in engine.ts).
  *
  * It also remembers, for a while, the legs of attempts already over: should FreeSWITCH still
- * create one (e.g. an originate esl-lite sent after we gave up on it), a loser is cancelled.
+ * create one (e.g. an originate FreeSWITCH ran after we gave up waiting on it), a loser is cancelled.
  */
 import { performance } from 'node:perf_hooks'
 import type { ChannelChange, ChannelModel } from '../channels/index.js'
@@ -59,7 +59,7 @@ export function createLegWatch<A>(channels: ChannelModel, handlers: LegWatchHand
     const a = attemptOf.get(uuid)
     if (a === undefined) {
       const r = retired.get(uuid)
-      // A leg of an attempt already over (e.g. an originate esl-lite sent after we gave up on it).
+      // A leg of an attempt already over (e.g. an originate FreeSWITCH ran after we gave up waiting on it).
       if (r !== undefined && !r.winner && ch.channel.state !== 'hangup' && (ch.kind === 'created' || ch.kind === 'answered')) {
         handlers.cancel(uuid)
       }

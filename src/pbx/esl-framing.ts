@@ -1,52 +1,40 @@
 /**
- * Hands esl-lite whole Event Socket messages, never a piece of one.
+ * The Event Socket's framing, read byte by byte: where each message ends, and what it is.
  *
- * esl-lite 3.2.0's parser (FreeSwitchParser in node_modules/esl-lite/esl-lite.mjs) looks for the
- * blank line that ends a message's headers ("\n\n") in each TCP chunk on its own. When TCP splits
- * a message between those two newlines, the first chunk ends with "\n" and the next begins with
- * "\n": the parser never sees the pair, takes the message's body and the next message's headers
- * for headers, and loses the message (and reads the next one with the first one's length). Under
- * load this lost a CHANNEL_DESTROY in one run of the scale benchmark (10,000 calls hung up at
- * once); it can as well lose a CHANNEL_HANGUP or a BACKGROUND_JOB, i.e. a channel that never ends
- * for the channel limit, or an originate whose outcome never comes. test/pbx/esl-framing.test.ts
- * shows the loss in esl-lite's parser and that these chunks never cause it.
+ * A message is headers, a blank line, then exactly Content-Length bytes of body
+ * (mod_event_socket.c), and TCP cuts the stream anywhere: between two messages, inside a body,
+ * or between the two newlines of a blank line. So the reader (esl-reader.ts) holds bytes until
+ * they complete a message, and only then hands it on. The last cut is why esl-lite's own parser
+ * is not used (esl-lite 3.2.0's FreeSwitchParser looks for the blank line in each chunk on its
+ * own: when TCP splits it, the message is lost, and the next one is read with the first one's
+ * length; under load this lost a CHANNEL_DESTROY in one run of the scale benchmark, 10,000
+ * calls hung up at once). test/pbx/esl-framing.test.ts shows that loss in esl-lite's parser, and
+ * that these frames never cause it; docs/esl-lite.md is the note for esl-lite.
  *
- * So the socket esl-lite reads is re-chunked (esl-reader.ts, with the framing here): bytes are
- * held until they complete a message (headers up to the blank line, then Content-Length bytes of
- * body), and every chunk handed on ends where a message ends. This framing is the Event Socket's
- * (mod_event_socket.c writes headers, a blank line, then exactly Content-Length bytes), so
- * nothing is reordered or changed.
- *
- * It also hands esl-lite the reply of the daemon's own `api` commands (connection.ts `api`) in a
- * form it reads: esl-lite 3.2.0 never sends `api` itself, so it takes an `api/response` for
- * unexpected (FreeSwitchUnexpectedApiResponse: counted, dropped) and its command would wait for
- * a reply forever. Such a message is handed on as the `command/reply` esl-lite waits for, its
- * body (the command's output, mod_event_socket.c api_exec) untouched: esl-lite resolves the
- * command with it. Nothing else sends `api` on this socket, so every `api/response` is ours.
- *
- * The same pass also takes the events off esl-lite's path (issue 15, docs/bench.md): a message
- * whose Content-Type is `text/event-json` is offered to the caller's `takeEvent` (EventTaker), in
- * its place in the stream, and esl-lite never sees it unless refused. esl-lite's own handling of
- * an event is a header parse (a string split per message), a `Body`, three async generators and
- * two emits: in the api benchmark's profile esl-lite was 21 % of the daemon's busy time, 12.5 %
- * of it the JSON parse the daemon still needs, the rest that handling. The daemon matches its
- * own jobs and executes (src/pbx/connection.ts), so esl-lite has nothing to do with events but
- * subscribe to them.
+ * The headers are read as esl-lite reads them (parseHeaders and Headers.set), so that a message
+ * means what it always meant to the daemon: the same Content-Length, the same Content-Type.
  */
 
 const LF = 0x0a
 /** "Content-Length: " as bytes. */
 const CONTENT_LENGTH = Buffer.from('Content-Length: ', 'latin1')
-/** "Content-Type: " and the two types handled here, as bytes. */
+/** "Content-Type: " as bytes. */
 const CONTENT_TYPE = Buffer.from('Content-Type: ', 'latin1')
-const EVENT_JSON = Buffer.from('text/event-json', 'latin1')
-const API_RESPONSE = Buffer.from('api/response', 'latin1')
 const DIGIT_0 = 0x30
 const COLON = 0x3a
 const SPACE = 0x20
 
-/** What a message is, by its Content-Type as esl-lite reads the header: the two handled here, or any other. */
-export type FrameType = 'event-json' | 'api-response' | 'other'
+/** What a message is, by its Content-Type as esl-lite reads the header: one the daemon reads, or any other. */
+export type FrameType = 'event-json' | 'command-reply' | 'api-response' | 'auth-request' | 'disconnect-notice' | 'other'
+
+/** The Content-Types the daemon reads, as bytes, the most frequent first. */
+const TYPES: readonly (readonly [Buffer, FrameType])[] = [
+  [Buffer.from('text/event-json', 'latin1'), 'event-json'],
+  [Buffer.from('command/reply', 'latin1'), 'command-reply'],
+  [Buffer.from('api/response', 'latin1'), 'api-response'],
+  [Buffer.from('auth/request', 'latin1'), 'auth-request'],
+  [Buffer.from('text/disconnect-notice', 'latin1'), 'disconnect-notice'],
+]
 
 /** One whole message found in a buffer: where its body starts and where it ends. */
 export interface Frame {
@@ -131,8 +119,7 @@ function contentTypeOfLine(buf: Buffer, from: number, to: number): FrameType | u
   const valueStart = from + CONTENT_TYPE.length
   if (to < valueStart) return undefined
   for (let k = 0; k < CONTENT_TYPE.length; k++) if (buf[from + k] !== CONTENT_TYPE[k]) return undefined
-  if (valueIs(buf, valueStart, to, EVENT_JSON)) return 'event-json'
-  if (valueIs(buf, valueStart, to, API_RESPONSE)) return 'api-response'
+  for (const [value, type] of TYPES) if (valueIs(buf, valueStart, to, value)) return type
   return 'other'
 }
 
@@ -143,19 +130,3 @@ function valueIs(buf: Buffer, valueStart: number, to: number, value: Buffer): bo
   for (let k = 0; k < value.length; k++) if (buf[valueStart + k] !== value[k]) return false
   return valueEnd === to || (buf[valueEnd] === COLON && buf[valueEnd + 1] === SPACE)
 }
-
-/**
- * An `api/response` as the `command/reply` esl-lite waits for: the same body, nothing else. No
- * Content-Length for an empty body (FreeSWITCH never sends one: api_exec prints `-ERR no reply`
- * instead): esl-lite 3.2.0's parser yields nothing for a message with `Content-Length: 0`.
- */
-export function asCommandReply(body: Buffer): Buffer {
-  if (body.length === 0) return Buffer.from('Content-Type: command/reply\n\n', 'latin1')
-  return Buffer.concat([Buffer.from(`Content-Type: command/reply\nContent-Length: ${body.length}\n\n`, 'latin1'), body])
-}
-
-/**
- * Takes an event's JSON body (the bytes after its headers) instead of esl-lite: true when taken,
- * false to leave it to esl-lite (which then reads it as before, errors and all).
- */
-export type EventTaker = (body: Buffer) => boolean

@@ -1,8 +1,8 @@
 /**
  * Which events FreeSWITCH sends the daemon, and the ESL `filter` commands that say so.
  *
- * `event json <names>` chooses event types; esl-lite also subscribes, on its own, to
- * CHANNEL_EXECUTE_COMPLETE and CUSTOM. CHANNEL_EXECUTE_COMPLETE is the largest part of what a
+ * `event json <names>` chooses event types; the connection subscribes to
+ * CHANNEL_EXECUTE_COMPLETE and CUSTOM too (as esl-lite did on its own). CHANNEL_EXECUTE_COMPLETE is the largest part of what a
  * call sends (one per dialplan application, each carrying every channel variable: a third of
  * the events in test/fixtures/freeswitch/esl/09-originate-user-form-all-events.txt), and the
  * daemon needs only the ones that complete its own `execute` (the IVR runner). So the link also

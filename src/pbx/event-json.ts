@@ -1,8 +1,9 @@
 /**
  * An event's `text/event-json` body read into the header map the daemon hands around, as
- * esl-lite reads it (processRawEvent in node_modules/esl-lite/esl-lite.mjs: JSON.parse of the
- * body, an object with a string Event-Name, else an invalid body). The daemon reads the events
- * itself, off esl-lite's path (src/pbx/esl-framing.ts says why).
+ * esl-lite read it when it read the events for the daemon (processRawEvent in
+ * node_modules/esl-lite/esl-lite.mjs: JSON.parse of the body, an object with a string
+ * Event-Name, else an invalid body). The daemon's own reader hands the bodies here
+ * (src/pbx/esl-reader.ts).
  *
  * The channel events that make up most of a call (CHANNEL_CREATE to CHANNEL_DESTROY) are read
  * for the headers the daemon reads only (event-headers.ts), by one pass over the text: a real
@@ -62,8 +63,8 @@ function parseEvent(text: string): FsEvent | undefined {
   return text.includes('[') ? toFsEvent(data) : (data as FsEvent)
 }
 
-/** esl-lite's parsed event data as a header map of strings (non-string values removed in place). */
-export function toFsEvent(data: Record<string, unknown>): FsEvent {
+/** Parsed event data as a header map of strings (non-string values removed in place). */
+function toFsEvent(data: Record<string, unknown>): FsEvent {
   for (const k in data) if (typeof data[k] !== 'string') delete data[k]
   return data as FsEvent
 }

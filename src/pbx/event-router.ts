@@ -1,10 +1,9 @@
 /**
  * Where the events the daemon receives go: its own jobs' and executes' completions, the
  * listeners of channel events, the listeners of CUSTOM subclasses, and FreeSWITCH's shutdown
- * notice. The connection (src/pbx/connection.ts) owns the socket and what is pending on it;
- * this decides, for one event at a time, who hears of it. Every event arrives here once,
- * whoever parsed it: the daemon's own reader (`take`, src/pbx/esl-framing.ts says why) or,
- * should one ever get past it, esl-lite (`route`).
+ * notice. The connection (src/pbx/connection.ts) owns what is pending on the socket; this
+ * decides, for one event at a time, who hears of it. Every event arrives here once, from the
+ * socket's one reader (`take`, src/pbx/esl-reader.ts).
  */
 import type { Logger } from '../util/logger.js'
 import { readEventJson } from './event-json.js'
@@ -53,9 +52,8 @@ export class EventRouter {
   }
 
   /**
-   * An event's JSON body, read here instead of by esl-lite. Runs inside esl-lite's read loop:
-   * nothing may escape it. A body that is no event (not JSON, no Event-Name) is refused, and
-   * esl-lite then does what it always did with one: it drops the socket and reconnects (with
+   * An event's JSON body. Runs inside the socket's read callback: nothing may escape it. A body
+   * that is no event (not JSON, no Event-Name) is refused, and the reader drops the socket (with
    * the stream's framing in doubt, a fresh socket and a re-read of the channels are the safe
    * way on). An event name nobody subscribed to is ignored.
    */
@@ -70,7 +68,7 @@ export class EventRouter {
     return true
   }
 
-  route(event: FsEvent): void {
+  private route(event: FsEvent): void {
     this.hooks.heard()
     const name = event['Event-Name'] ?? ''
     if (this.channelEvents.has(name)) this.deliver(name, event)

@@ -75,7 +75,7 @@ export class LinkHealth {
     this.heardSinceTick = false
   }
 
-  /** A probe's reply on a new socket: authenticated and subscribed (esl-lite queues those first). */
+  /** A probe's reply on a new socket: authenticated and subscribed (the connection queues those first). */
   authenticated(): void {
     if (this.linkState === 'connecting') this.linkState = 'up'
   }

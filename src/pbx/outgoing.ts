@@ -3,28 +3,17 @@
  * on it. This is what makes "an error reply means no call" hold at the wire (docs/design.md,
  * "An error reply means no call"):
  *
- * - `queued` → `written` when esl-lite writes it (it reads `buf` at that moment,
- *   src/pbx/esl-internals.ts);
+ * - `queued` → `written` when its turn comes on the session's queue and the link may carry it
+ *   (take(), src/pbx/esl-session.ts);
  * - `queued` → `withdrawn` when we give up before it was written (the link went quiet or
- *   closed, FreeSWITCH announced its shutdown, the wait was too long): the caller is told
- *   `disconnected`/`timeout`, and when esl-lite's turn comes it writes a harmless command
- *   instead (NOOP_COMMAND), so the command never reaches FreeSWITCH;
- * - `written` → `answered` with its command/reply;
+ *   closed, FreeSWITCH announced its shutdown, the wait was too long, or the link could not
+ *   carry it when its turn came): the caller is told `disconnected`/`timeout`, and the session
+ *   skips it: it never reaches FreeSWITCH;
+ * - `written` → `answered` with its reply;
  * - `written` → `unconfirmed` when its socket closed, or its reply is overdue: it may run, so
- *   the caller must not answer an error for it. Should esl-lite re-queue it on a new socket,
- *   it is written as the harmless command: never twice.
+ *   the caller must not answer an error for it. A command is written on one socket only: the
+ *   session never writes it again on the next one.
  */
-
-import type { EslReply } from './esl-internals.js'
-
-/**
- * What a withdrawn (or already written) command turns into: re-subscribing to an event the
- * connection is subscribed to anyway. FreeSWITCH answers it at once on the listener's own
- * thread with `+OK event listener enabled json` (test/fixtures/freeswitch/esl/01-session-basics.txt)
- * and nothing else changes. The idle-link probe is the same command.
- */
-export const NOOP_COMMAND = 'event json BACKGROUND_JOB'
-const NOOP_BUF = Buffer.from(`${NOOP_COMMAND}\n\n`)
 
 /** Why a command ended without FreeSWITCH answering it. */
 export type Unanswered =
@@ -36,43 +25,34 @@ export type Unanswered =
 export type OutgoingOutcome =
   | {
       readonly kind: 'answered'
-      /** The command/reply's Reply-Text. */
+      /** The command/reply's Reply-Text ('' for an api/response). */
       readonly replyText: string
-      /** Its body: the output of an `api` command (esl-framing.ts), empty for any other. */
+      /** Its body: the output of an `api` command, empty for any other. */
       readonly body: Buffer
     }
   | Unanswered
-
-const NO_BODY = Buffer.alloc(0)
 
 type State = 'queued' | 'written' | 'done'
 
 export class Outgoing {
   private state: State = 'queued'
-  /** The socket generation it was written on. */
+  /** The socket generation it was written on (0: not written). */
   private writtenOn = 0
-  /** The next reply esl-lite hands this item belongs to the real command (not a no-op). */
-  private realReplyExpected = false
+  /** Written, and its reply has not been read yet (it is the command in flight on its socket). */
+  private awaitingReply = false
   private settle!: (o: OutgoingOutcome) => void
   readonly outcome: Promise<OutgoingOutcome> = new Promise((r) => (this.settle = r))
-  readonly queued = performance.now()
 
   /**
    * @param text the command with its headers, without the final blank line
-   * @param generation the current socket generation, read when esl-lite writes it
-   * @param canWrite whether the link may carry it at that moment (else it is withdrawn then)
-   * @param onWritten told once, when the real command is written
+   * @param canWrite whether the link may carry it when its turn comes (else it is withdrawn then)
+   * @param body a body (sendmsg's application argument), sent as text/plain with its Content-Length
    */
   constructor(
     private readonly text: string,
-    private readonly generation: () => number,
-    private readonly canWrite: () => boolean,
-    private readonly onWritten: (o: Outgoing) => void = () => {},
+    private readonly canWrite: () => boolean = () => true,
+    private readonly body?: Buffer,
   ) {}
-
-  get isWritten(): boolean {
-    return this.state === 'written'
-  }
 
   get isQueued(): boolean {
     return this.state === 'queued'
@@ -82,34 +62,38 @@ export class Outgoing {
     return this.writtenOn
   }
 
-  /** esl-lite reads this when it writes the item. */
-  get buf(): Buffer {
-    if (this.state === 'queued' && this.canWrite()) {
-      this.state = 'written'
-      this.writtenOn = this.generation()
-      this.realReplyExpected = true
-      this.onWritten(this)
-      return Buffer.from(`${this.text}\n\n`)
-    }
-    if (this.state === 'queued') this.finish({ kind: 'withdrawn', why: 'disconnected' })
-    this.realReplyExpected = false
-    return NOOP_BUF
+  /** Written on its socket and FreeSWITCH has not replied yet (the link judgement counts it). */
+  get replyPending(): boolean {
+    return this.awaitingReply
   }
 
-  /** esl-lite's command/reply for the last write of this item (or an Error when it ends). */
-  resolve = (reply: EslReply | Error): void => {
-    if (!this.realReplyExpected) return
-    this.realReplyExpected = false
-    if (reply instanceof Error) {
-      if (this.state === 'written') this.finish({ kind: 'unconfirmed' })
-      return
+  /**
+   * Its turn on socket `generation`: the bytes to write, once; undefined when it is not to be
+   * written (withdrawn before, or now because the link cannot carry it).
+   */
+  take(generation: number): Buffer | undefined {
+    if (this.state !== 'queued') return undefined
+    if (!this.canWrite()) {
+      this.finish({ kind: 'withdrawn', why: 'disconnected' })
+      return undefined
     }
-    if (this.state === 'written') this.finish({ kind: 'answered', replyText: reply.headers.replyText ?? '', body: reply.body ?? NO_BODY })
+    this.state = 'written'
+    this.writtenOn = generation
+    this.awaitingReply = true
+    if (this.body === undefined) return Buffer.from(`${this.text}\n\n`)
+    return Buffer.concat([Buffer.from(`${this.text}\nContent-Type: text/plain\nContent-Length: ${this.body.length}\n\n`), this.body])
   }
 
-  /** Its socket is gone: no reply will come for the last write. */
+  /** The reply read for it on its socket (a late one, after it was given up, is consumed and ignored). */
+  answer(replyText: string, body: Buffer): void {
+    if (!this.awaitingReply) return
+    this.awaitingReply = false
+    if (this.state === 'written') this.finish({ kind: 'answered', replyText, body })
+  }
+
+  /** Its socket is gone: no reply will come for it. */
   socketGone(): void {
-    this.realReplyExpected = false
+    this.awaitingReply = false
     this.lose()
   }
 
@@ -127,11 +111,6 @@ export class Outgoing {
   lose(): void {
     if (this.state !== 'written') return
     this.finish({ kind: 'unconfirmed' })
-  }
-
-  /** Written on its socket and FreeSWITCH has not replied yet (the link judgement counts it). */
-  get replyPending(): boolean {
-    return this.realReplyExpected
   }
 
   private finish(o: OutgoingOutcome): void {

@@ -8,7 +8,7 @@
  * of these today (pbx/commands.ts writes ids, names, numbers, uuids, percent-encoded end_user
  * text); the rule is here so that one added later is not logged. End-user text (`cod_end_user*`)
  * is personal data but not a secret: it stays, percent-encoded as it was sent. The ESL password
- * itself is written by esl-lite on its own `auth` command, which is never logged here.
+ * itself is written by the session's `auth` command (esl-session.ts), which is never logged.
  */
 import type { EslApp } from './types.js'
 

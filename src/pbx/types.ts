@@ -1,6 +1,6 @@
 /**
  * What the rest of the daemon sees of FreeSWITCH. The connection (pbx/connection.ts) implements
- * it over esl-lite; tests may implement it over the simulator. Command text is a branded type
+ * it over the daemon's Event Socket session (pbx/esl-session.ts); tests may implement it over the simulator. Command text is a branded type
  * that only pbx/commands.ts can produce, so no other module can write ESL text.
  */
 import type { Result } from '../util/result.js'

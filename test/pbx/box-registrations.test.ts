@@ -17,7 +17,7 @@ import { startSim } from '../sim/helpers.js'
 
 const FIXTURE = readFileSync(new URL('../fixtures/freeswitch/esl/27-sofia-register-events.txt', import.meta.url), 'latin1')
 
-/** The json events of the capture's socket B, as esl-lite hands them over. */
+/** The json events of the capture's socket B, as the reader hands them over (parsed). */
 const capturedJson = (): FsEvent[] =>
   [...FIXTURE.matchAll(/Content-Type: text\/event-json\n\n(\{[^\n]*\})\n/g)].map((m) => JSON.parse(m[1] as string) as FsEvent)
 

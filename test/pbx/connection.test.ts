@@ -192,6 +192,29 @@ t.test('a command written when the socket drops is never written again on the ne
   t.equal(esl.received.filter((l) => l.startsWith('bgapi originate')).length, 1, 'written once')
 })
 
+t.test('a command given up before its turn came is never written, even once its turn comes', async (t) => {
+  const { esl, pbx } = await setup(t, 'ClueCon', 60_000)
+  await waitFor('link up', () => pbx.isConnected())
+  await new Promise((r) => setTimeout(r, 50))
+  // FreeSWITCH answers nothing for a moment (shorter than quietAfterMs: the link stays up).
+  esl.freeze()
+  const first = pbx.submit('originate sofia/internal/first &park()' as EslCommand, { resultTimeoutMs: 5000 })
+  // Queued behind the first (one command at a time): its wait ends before its turn comes.
+  const second = await pbx.submit('originate sofia/internal/second &park()' as EslCommand, { acceptTimeoutMs: 100, resultTimeoutMs: 5000 })
+  t.same(second, { ok: false, error: { kind: 'timeout' } }, 'timed out: refused, so it must never run')
+  esl.thaw()
+  const r = await first
+  t.ok(r.ok && r.value.unconfirmed === undefined, 'the first answered')
+  await new Promise((r) => setTimeout(r, 200))
+  t.ok(pbx.isConnected(), 'the link stayed up')
+  t.same(
+    esl.received.filter((l) => l.startsWith('bgapi originate')),
+    ['bgapi originate sofia/internal/first &park()'],
+    'the second never reached FreeSWITCH (esl-lite 3.2.0 keeps a command it timed out on queued, and writes it when its turn comes)',
+  )
+  t.equal(pbx.stats().withdrawn, 1)
+})
+
 t.test('the daemon blocked (event-loop lag) never declares a live link dead', async (t) => {
   const { pbx } = await setup(t)
   await waitFor('link up', () => pbx.isConnected())
@@ -225,7 +248,7 @@ t.test('api(): an instant command runs with `api`, its output the reply; interle
   const bg = (text: string) => pbx.bgapi(text as EslCommand, 2000)
   t.same(await pbx.api(select(0)), { ok: true, value: '-ERR no reply\n' }, 'no output: api_exec prints -ERR no reply')
   t.same(await pbx.api(cmd(commands.sofiaContact('nobody', 'api.test'))), { ok: true, value: 'error/user_not_registered' })
-  // 50 of each at once: esl-lite writes one at a time, every reply goes to its own command.
+  // 50 of each at once: the session writes one at a time, every reply goes to its own command.
   const inserts = await Promise.all(Array.from({ length: 50 }, (_, i) => bg(`hash insert/cod_api.test/k${i}/v${i}`)))
   t.ok(inserts.every((r) => r.ok && r.value === '+OK\n'), 'bgapi inserts')
   const mixed = await Promise.all(Array.from({ length: 50 }, (_, i) => (i % 2 === 0 ? pbx.api(select(i)) : bg(`hash select/cod_api.test/k${i}`))))

@@ -91,7 +91,7 @@ t.test('the one difference from JSON.parse, on purpose: a raw control character 
   t.equal(read('{"Event-Name":"CHANNEL_PARK","Unique-ID":"a\tb"}'), undefined, 'other events: refused by JSON.parse')
 })
 
-t.test('what is no event esl-lite would emit: undefined (esl-lite then resets the link)', async (t) => {
+t.test('what is no event esl-lite would emit: undefined (the reader then resets the link)', async (t) => {
   const bad = ['', 'not json {', '[]', '["CHANNEL_CREATE"]', '"CHANNEL_CREATE"', 'null', '42', '{}', '{"Unique-ID":"u"}', '{"Event-Name":5}', '{"Event-Name":["CHANNEL_CREATE"]}']
   // Channel events that start as the pass expects and then break.
   bad.push('{"Event-Name":"CHANNEL_CREATE"', '{"Event-Name":"CHANNEL_CREATE",}', '{"Event-Name":"CHANNEL_CREATE","a":"\\x"}', '{"Event-Name":"CHANNEL_CREATE","a":["b",]}', '{"Event-Name":"CHANNEL_CREATE","a":"\\u12"}', '{"Event-Name":"CHANNEL_CREATE","a" "b"}', '{"Event-Name":"CHANNEL_CREATE"}x')

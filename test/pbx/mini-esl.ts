@@ -6,6 +6,8 @@
  */
 import { createServer, type Server, type Socket } from 'node:net'
 import type { AddressInfo } from 'node:net'
+import { Readable } from 'node:stream'
+import { EslReader } from '../../src/pbx/esl-reader.js'
 
 export interface MiniEsl {
   readonly port: number
@@ -32,6 +34,30 @@ export interface MiniEsl {
   dropAll(): void
   connections(): number
   close(): Promise<void>
+}
+
+/**
+ * What the daemon's reader hands on for these chunks, each emitted as the socket's 'data': one
+ * log line per message, in the order handed on; `destroyed: ...` when it drops the socket.
+ */
+export function readMessages(chunks: readonly Buffer[], takeEvent: (body: string) => boolean = () => true): string[] {
+  const source = new Readable({ read() {} })
+  const log: string[] = []
+  source.on('error', () => {})
+  new EslReader(source, {
+    event: (body) => {
+      const text = body.toString('utf8')
+      if (!takeEvent(text)) return false
+      log.push(`event ${text}`)
+      return true
+    },
+    reply: (headers, body) => log.push(`reply ${headers === undefined ? '(api)' : JSON.stringify(headers.toString())} ${JSON.stringify(body.toString())}`),
+    authRequest: () => log.push('auth/request'),
+    disconnectNotice: () => log.push('disconnect-notice'),
+  })
+  for (const c of chunks) if (!source.destroyed) source.emit('data', c)
+  if (source.destroyed) log.push(`destroyed: ${source.errored?.message ?? 'no error'}`)
+  return log
 }
 
 export const frameEvent = (obj: Record<string, string>): string => {
