@@ -4,6 +4,8 @@ import { CallbackDispatcher } from '../../src/callbacks/dispatcher.js'
 import { verifySignature } from '../../src/callbacks/body.js'
 import type { CallResult, CallbackSettings } from '../../src/callbacks/types.js'
 import { nullJournal } from '../../src/journal/index.js'
+import { withFakeClock, type FakeClock } from '../support/fake-clock.js'
+import { flush } from '../support/wait.js'
 import {
   attemptClock,
   captureLogs,
@@ -12,7 +14,6 @@ import {
   fastSettings,
   ok200,
   receiver,
-  sleep,
   status,
   until,
   UUID_RE,
@@ -29,6 +30,20 @@ const make = (settings: CallbackSettings, extra: Partial<ConstructorParameters<t
   // The disabled journal: these tests are about attempts; test/callbacks/journal.test.ts about durability.
   const d = new CallbackDispatcher({ settings: () => settings, secretFor: () => undefined, journal: nullJournal(), logger: logs.logger, ...extra })
   return { d, lines: logs.lines }
+}
+
+/**
+ * On the fake clock (test/support/fake-clock.ts): retries and backoffs are timers that fire as
+ * time is advanced, and "no extra attempt" is proved by advancing a minute. Time moves only while
+ * no attempt is in flight on the real socket, so no request times out under it.
+ */
+const onClock = (clock: FakeClock, d: CallbackDispatcher) => {
+  const idle = () => d.stats().inFlight === 0
+  return {
+    until: (cond: () => boolean, what: string) => clock.runUntil(what, cond, idle),
+    /** A minute passes: any attempt scheduled in it is made and finished. */
+    aMinuteLater: () => clock.advanceIdle(60_000, idle),
+  }
 }
 
 t.test('delivered at the first attempt: exact body and headers, no signature without a secret', async (t) => {
@@ -83,10 +98,14 @@ t.test('500, then a reset connection, then 200: one accepted delivery, one deliv
   }
   const r = await receiver(handler)
   t.teardown(r.close)
-  const { d, lines } = make(fastSettings())
-  d.deliver('example.test', r.url, BUSY, { requestId: 'req-9' })
-  await until(() => d.stats().delivered === 1, 'delivery')
-  await sleep(60) // longer than any backoff here: a wrongly scheduled extra attempt would show
+  const { d, lines } = await withFakeClock(async (clock) => {
+    const m = make(fastSettings())
+    const c = onClock(clock, m.d)
+    m.d.deliver('example.test', r.url, BUSY, { requestId: 'req-9' })
+    await c.until(() => m.d.stats().delivered === 1, 'delivery')
+    await c.aMinuteLater() // a wrongly scheduled extra attempt would be made in it
+    return m
+  })
   t.equal(r.received.length, 3, 'three attempts, no more')
   const ids = new Set(r.received.map((x) => x.headers['x-delivery-id']))
   t.equal(ids.size, 1, 'same X-Delivery-Id on every attempt')
@@ -106,10 +125,14 @@ t.test('500, then a reset connection, then 200: one accepted delivery, one deliv
 t.test('4xx is not retried; the result stays in the error log', async (t) => {
   const r = await receiver(status(404))
   t.teardown(r.close)
-  const { d, lines } = make(fastSettings())
-  d.deliver('example.test', r.url, BUSY, { requestId: 'req-4' })
-  await until(() => d.stats().failed === 1, 'final failure')
-  await sleep(60)
+  const { d, lines } = await withFakeClock(async (clock) => {
+    const m = make(fastSettings())
+    const c = onClock(clock, m.d)
+    m.d.deliver('example.test', r.url, BUSY, { requestId: 'req-4' })
+    await c.until(() => m.d.stats().failed === 1, 'final failure')
+    await c.aMinuteLater()
+    return m
+  })
   t.equal(r.received.length, 1, 'one attempt only')
   const e = lines.find((l) => l.level === ERROR)
   t.equal(e?.body, '{"result_code":500,"error":{"id":"busy","cause":"USER_BUSY"}}')
@@ -123,10 +146,14 @@ t.test('3xx is a failure without retry, and the redirect is not followed', async
     ok200(req, res, '', n)
   })
   t.teardown(r.close)
-  const { d, lines } = make(fastSettings())
-  d.deliver('example.test', r.url, ANSWERED, { requestId: 'req-3' })
-  await until(() => d.stats().failed === 1, 'final failure')
-  await sleep(60)
+  const { d, lines } = await withFakeClock(async (clock) => {
+    const m = make(fastSettings())
+    const c = onClock(clock, m.d)
+    m.d.deliver('example.test', r.url, ANSWERED, { requestId: 'req-3' })
+    await c.until(() => m.d.stats().failed === 1, 'final failure')
+    await c.aMinuteLater()
+    return m
+  })
   t.same(
     r.received.map((x) => x.path),
     ['/cb'],
@@ -179,10 +206,14 @@ t.test('a connection refused is retried until the give-up time, then logged with
 t.test('retries go by time: 5xx is retried until give_up_after_ms, then never again', async (t) => {
   const r = await receiver(status(503))
   t.teardown(r.close)
-  const { d } = make(fastSettings({ give_up_after_ms: giveUpAfter(3) }), { now: attemptClock(r.received) })
-  d.deliver('example.test', r.url, ANSWERED, { requestId: 'req-m' })
-  await until(() => d.stats().failed === 1, 'final failure')
-  await sleep(100) // more than backoff_max_ms: a fourth attempt would have come
+  const { d } = await withFakeClock(async (clock) => {
+    const m = make(fastSettings({ give_up_after_ms: giveUpAfter(3) }), { now: attemptClock(r.received) })
+    const c = onClock(clock, m.d)
+    m.d.deliver('example.test', r.url, ANSWERED, { requestId: 'req-m' })
+    await c.until(() => m.d.stats().failed === 1, 'final failure')
+    await c.aMinuteLater() // far more than backoff_max_ms: a fourth attempt would come in it
+    return m
+  })
   t.equal(r.received.length, 3)
   t.same(d.stats(), { pending: 0, inFlight: 0, delivered: 0, failed: 1, spooled: 0, deadLetters: 0 })
   await d.shutdown(0)
@@ -284,14 +315,16 @@ t.test('concurrency per domain is respected', async (t) => {
   const { d } = make(fastSettings({ concurrency_per_domain: 2 }))
   for (let i = 0; i < 5; i++) d.deliver('example.test', r.url, ANSWERED, { requestId: `c-${i}` })
   await until(() => r.received.length === 2, 'two in flight')
-  await sleep(50) // a third would arrive now if the limit were not applied
+  // A third would be started by now if the limit were not applied (no timer stands before it:
+  // the queue starts the next attempt on its own), and the dispatcher would count it in flight.
+  await flush(20)
   t.equal(r.received.length, 2)
   t.same(d.stats(), { pending: 3, inFlight: 2, delivered: 0, failed: 0, spooled: 0, deadLetters: 0 })
   while (d.stats().delivered < 5) {
     const release = held
     held = []
     for (const f of release) f()
-    await sleep(5)
+    await until(() => held.length > 0 || d.stats().delivered === 5, 'the next attempts')
   }
   t.equal(maxOpen, 2)
   t.equal(r.received.length, 5)
@@ -301,12 +334,16 @@ t.test('concurrency per domain is respected', async (t) => {
 t.test('a second final result for one request is not sent', async (t) => {
   const r = await receiver(ok200)
   t.teardown(r.close)
-  const { d, lines } = make(fastSettings())
-  d.deliver('example.test', r.url, ANSWERED, { requestId: 'req-dup' })
-  d.deliver('example.test', r.url, BUSY, { requestId: 'req-dup' })
-  d.deliver('other.test', r.url, BUSY, { requestId: 'req-dup' }) // another domain's id space
-  await until(() => d.stats().delivered === 2, 'deliveries')
-  await sleep(30)
+  const { d, lines } = await withFakeClock(async (clock) => {
+    const m = make(fastSettings())
+    const c = onClock(clock, m.d)
+    m.d.deliver('example.test', r.url, ANSWERED, { requestId: 'req-dup' })
+    m.d.deliver('example.test', r.url, BUSY, { requestId: 'req-dup' })
+    m.d.deliver('other.test', r.url, BUSY, { requestId: 'req-dup' }) // another domain's id space
+    await c.until(() => m.d.stats().delivered === 2, 'deliveries')
+    await c.aMinuteLater()
+    return m
+  })
   t.equal(r.received.length, 2)
   t.same(r.received.map((x) => x.body).sort(), [
     '{"result_code":0,"uuid":"0b8f3c1e-7a52-4d0e-9a7f-1c2d3e4f5a6b"}',

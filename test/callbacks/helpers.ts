@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net'
 import { Writable } from 'node:stream'
 import { createLogger, type Logger } from '../../src/util/logger.js'
 import type { CallbackSettings } from '../../src/callbacks/types.js'
+import { waitFor } from '../support/wait.js'
 
 export interface Received {
   readonly path: string
@@ -96,15 +97,9 @@ export const fastSettings = (over: Partial<CallbackSettings> = {}): CallbackSett
 export const attemptClock = (received: { readonly length: number }): (() => number) => () => Date.now() + received.length * 10_000
 export const giveUpAfter = (attempts: number): number => attempts * 10_000 - 5000
 
-/** Polls until `cond` holds; fails (rejects) after `ms` so a broken rule fails instead of hanging. */
-export async function until(cond: () => boolean, what: string, ms = 4000): Promise<void> {
-  const end = Date.now() + ms
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for: ${what}`)
-    await new Promise((r) => setTimeout(r, 5))
-  }
-}
+/** Polls until `cond` holds (test/support/wait.ts); fails after `ms` so a broken rule fails instead of hanging. */
+export const until = (cond: () => boolean, what: string, ms = 4000): Promise<void> => waitFor(what, cond, ms, 5)
 
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
+export { sleep } from '../support/wait.js'
 
 export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/

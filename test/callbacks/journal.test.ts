@@ -11,7 +11,8 @@ import { CallbackDispatcher } from '../../src/callbacks/dispatcher.js'
 import type { CallResult, CallbackSettings } from '../../src/callbacks/types.js'
 import { openJournal } from '../../src/journal/index.js'
 import type { Journal } from '../../src/journal/types.js'
-import { captureLogs, ERROR, fastSettings, ok200, receiver, sleep, status, until, type Handler } from './helpers.js'
+import { withFakeClock } from '../support/fake-clock.js'
+import { captureLogs, ERROR, fastSettings, ok200, receiver, status, until, type Handler } from './helpers.js'
 
 const result = (i: number): CallResult => ({ result_code: 0, uuid: `00000000-0000-4000-8000-00000000000${i}` })
 
@@ -30,6 +31,18 @@ async function make(t: Test, dir: string, settings: CallbackSettings, userAgent?
   })
   return { d, journal, lines: logs.lines }
 }
+
+/**
+ * Starts a dispatcher on `dir` on the fake clock and lets a minute pass (test/support/fake-clock.ts):
+ * whatever start() would send, at once or on a retry timer, is sent and finished by then.
+ */
+const startAndWaitAMinute = (t: Test, dir: string, settings: CallbackSettings) =>
+  withFakeClock(async (clock) => {
+    const m = await make(t, dir, settings)
+    await m.d.start()
+    await clock.advanceIdle(60_000, () => m.d.stats().inFlight === 0)
+    return m
+  })
 
 const segmentText = (dir: string): string =>
   readdirSync(dir)
@@ -84,9 +97,7 @@ t.test('graceful stop: pending results stay in the journal; the next start deliv
   t.same(await second.d.shutdown(0), { delivered: 0, spooled: 0 })
   await second.journal.close()
 
-  const third = await make(t, dir, settings)
-  await third.d.start()
-  await sleep(50)
+  const third = await startAndWaitAMinute(t, dir, settings)
   t.equal(r.received.length, 6, 'a third start delivers nothing again')
   await third.d.shutdown(0)
 })
@@ -214,9 +225,7 @@ t.test('dead letters: kept in the journal, listed and counted, not sent at start
   await first.d.shutdown(0)
   await first.journal.close()
 
-  const second = await make(t, dir, fastSettings())
-  await second.d.start()
-  await sleep(50)
+  const second = await startAndWaitAMinute(t, dir, fastSettings())
   t.equal(r.received.length, 1, 'a dead letter is not sent at start')
   const dead = second.d.listDeadLetters()
   t.equal(dead.length, 1)

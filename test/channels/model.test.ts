@@ -2,7 +2,7 @@
 import t from 'tap'
 import { createChannelModel, type ChannelChange } from '../../src/channels/index.js'
 import { silentLogger } from '../../src/util/logger.js'
-import { FakePbx, flush } from '../origination/fake-pbx.js'
+import { FakePbx, flush } from '../support/fake-pbx.js'
 
 /** Not connected yet, so the model does not re-read at creation: these tests trigger the re-reads. */
 const disconnectedPbx = (): FakePbx => Object.assign(new FakePbx(), { connected: false })
@@ -68,6 +68,7 @@ t.test('resync: channels gone meanwhile are dropped, new ones adopted with their
   pbx.emit({ 'Event-Name': 'CHANNEL_CREATE', 'Unique-ID': U(1), variable_cod_domain: 'a.test' })
   pbx.emit({ 'Event-Name': 'CHANNEL_CREATE', 'Unique-ID': U(2), variable_cod_domain: 'a.test' })
   // While disconnected: 1 ended, 2 was answered, 3 appeared.
+  pbx.vanish(U(1))
   pbx.live.set(U(2), { answered: true, vars: {} })
   pbx.live.set(U(3), { answered: false, vars: { cod_domain: 'a.test', cod_request_id: 'r3', cod_role: 'originator' } })
   const resynced: number[] = []

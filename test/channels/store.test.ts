@@ -76,7 +76,7 @@ t.test('a channel first seen at its end: created, then hung up once, never count
 })
 
 t.test('an answer whose CHANNEL_ANSWER was lost: the next event saying Answer-State answered reports it, once', async (t) => {
-  // Found by test/fault/esl-drop.test.ts: a leg answered while the ESL link was down and bridged
+  // Found by test/faults/esl-drop.test.ts: a leg answered while the ESL link was down and bridged
   // after the reconnection's re-read began stayed ringing for the engine until its watchdog.
   const s = newStore()
   s.apply(ev('CHANNEL_CREATE', U(1), { variable_cod_domain: DOMAIN, 'Answer-State': 'ringing' }))

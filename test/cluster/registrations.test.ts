@@ -14,6 +14,7 @@ import type { BoxRegistrations, RegisteredUser, RegistrationChange } from '../..
 import { silentLogger } from '../../src/util/logger.js'
 import { err, ok } from '../../src/util/result.js'
 import { redisServerBinary, SKIP_REASON, startRedisServer } from './redis-server.js'
+import { waitFor as waitForCondition } from '../support/wait.js'
 
 t.setTimeout(60_000)
 const skip = redisServerBinary() === undefined ? SKIP_REASON : false
@@ -69,13 +70,7 @@ async function node(t: Test, url: string, id: string, box: FakeBox): Promise<{ c
   return { conn, regs }
 }
 
-const waitFor = async (what: string, cond: () => Promise<boolean>, ms = 10_000): Promise<void> => {
-  const deadline = Date.now() + ms
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 20))
-  }
-}
+const waitFor = (what: string, cond: () => Promise<boolean>, ms = 10_000): Promise<void> => waitForCondition(what, cond, ms, 20)
 
 t.test('published from the box: at start, on register, on unregister only when no terminal is left', { skip }, async (t) => {
   const redis = await startRedisServer(t)

@@ -1,7 +1,7 @@
 /**
- * Harness of the CTI tests: the real CTI on a real HTTP server (port 0) inside a Koa app, a
- * fake PbxClient that replays event header maps and records the commands it is given, and
- * WebSocket clients (the `ws` library) that queue what they receive.
+ * Harness of the CTI tests: the real CTI on a real HTTP server (port 0) inside a Koa app, the
+ * fake FreeSWITCH of test/support/fake-pbx.ts, and WebSocket clients (the `ws` library) that
+ * queue what they receive.
  */
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -13,9 +13,8 @@ import { runtimeOf, type Runtime } from '../../src/runtime/store.js'
 import { createChannelModel, type ChannelModel } from '../../src/channels/index.js'
 import { createCti, type Cti, type CtiCommands } from '../../src/cti/index.js'
 import type { CtiPeers } from '../../src/cti/peers.js'
-import type { EslCommand, FsEvent, InstantCommand, PbxClient, PbxError } from '../../src/pbx/types.js'
 import { createLogger } from '../../src/util/logger.js'
-import { ok, type Result } from '../../src/util/result.js'
+import { FakePbx } from '../support/fake-pbx.js'
 
 export const DOMAIN_A = 'example.test'
 export const TOKEN_A = 'token-of-example-test-domain'
@@ -53,48 +52,11 @@ export function makeRuntime(cti: Partial<DaemonConfig['cti']> = {}): Runtime {
   return runtimeOf({ file: 'test.yaml', daemon: { ...daemon, cti: { ...daemon.cti, ...cti } }, domains })
 }
 
-/** Replays events to the CTI and records the commands it runs. */
-export class FakePbx implements PbxClient {
-  connected = true
-  readonly commands: string[] = []
-  /** Answers bgapi; by default `+OK\n` (an empty channel list for show channels, no variable for uuid_getvar). */
-  reply: (command: string) => Result<string, PbxError> = (c) =>
-    ok(c.startsWith('show channels') ? '{"row_count": 0}\n' : c.startsWith('uuid_getvar ') ? '_undef_' : '+OK\n')
-  private readonly eventListeners = new Set<(e: FsEvent) => void>()
-  private readonly connectedListeners = new Set<() => void>()
-
-  isConnected(): boolean {
-    return this.connected
-  }
-  async bgapi(command: EslCommand): Promise<Result<string, PbxError>> {
-    this.commands.push(command)
-    return this.reply(command)
-  }
-  async api(command: InstantCommand): Promise<Result<string, PbxError>> {
-    return this.bgapi(command)
-  }
-  async execute(): Promise<Result<FsEvent, PbxError>> {
-    return { ok: false, error: { kind: 'disconnected' } }
-  }
-  onEvent(listener: (event: FsEvent) => void): () => void {
-    this.eventListeners.add(listener)
-    return () => this.eventListeners.delete(listener)
-  }
-  onConnected(listener: () => void): () => void {
-    this.connectedListeners.add(listener)
-    return () => this.connectedListeners.delete(listener)
-  }
-  async close(): Promise<void> {}
-  emit(...events: FsEvent[]): void {
-    for (const e of events) for (const l of this.eventListeners) l(e)
-  }
-  reconnect(): void {
-    for (const l of this.connectedListeners) l()
-  }
-  listenerCount(): number {
-    return this.eventListeners.size + this.connectedListeners.size
-  }
-}
+/**
+ * The fake FreeSWITCH (test/support/fake-pbx.ts): replays events to the CTI and records the
+ * commands it runs. Re-exported because test/api/throttle.test.ts takes it from here.
+ */
+export { FakePbx }
 
 export interface Harness {
   readonly port: number

@@ -10,6 +10,7 @@ import { join } from 'node:path'
 import type { AddressInfo } from 'node:net'
 import { startDaemon, type Daemon } from '../../src/daemon.js'
 import { silentLogger } from '../../src/util/logger.js'
+import { waitForValue } from '../support/wait.js'
 
 export interface ReceivedCallback {
   readonly body: unknown
@@ -82,15 +83,7 @@ export async function startHarness(opts: { configFile?: string; timeScale?: numb
   if (!started.ok) throw new Error(started.error.join('\n'))
   const daemon = started.value
 
-  const waitFor = async <T>(what: string, probe: () => T | undefined | false, timeoutMs = 5000): Promise<T> => {
-    const deadline = Date.now() + timeoutMs
-    for (;;) {
-      const v = probe()
-      if (v !== undefined && v !== false) return v
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-      await new Promise((r) => setTimeout(r, 20))
-    }
-  }
+  const waitFor = <T>(what: string, probe: () => T | undefined | false, timeoutMs = 5000): Promise<T> => waitForValue(what, probe, timeoutMs, 20)
   await waitFor('the ESL connection', () => daemon.pbx.isConnected())
 
   return {

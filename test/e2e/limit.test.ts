@@ -16,6 +16,7 @@ import t from 'tap'
 import { startDaemon, type Daemon } from '../../src/daemon.js'
 import { silentLogger } from '../../src/util/logger.js'
 import { recordReply, DEMO_AUTH } from './harness.js'
+import { waitFor as waitForCondition } from '../support/wait.js'
 
 const LIMIT = 20
 
@@ -72,13 +73,7 @@ async function freePort(): Promise<number> {
   return port
 }
 
-async function waitFor(what: string, probe: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!probe()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 20))
-  }
-}
+const waitFor = (what: string, probe: () => boolean, timeoutMs = 10_000): Promise<void> => waitForCondition(what, probe, timeoutMs, 20)
 
 let daemon: Daemon
 let observer: ChannelObserver

@@ -8,7 +8,7 @@
  *   the frozen switch wakes up and runs what it had received (requests whose connection died
  *   without a reply would be "unknown" and excluded; here the daemon lives, so there are none);
  * - 0 lost results: every request answered 200 gets its result, whatever became of its channels.
- * (test/fault/esl-drop.test.ts and sim-restart.test.ts cover the in-process drop and restart.)
+ * (test/faults/esl-drop.test.ts and sim-restart.test.ts cover the in-process drop and restart.)
  */
 import t from 'tap'
 import { Ledger, describe, errorRepliesRung, lostResults, repeatsBroken } from './harness/ledger.js'

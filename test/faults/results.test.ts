@@ -6,7 +6,7 @@
  * - receiver refusing connections (its port closed) far longer than a count of attempts would
  *   cover, then hanging, then healthy: 0 lost. Retries go by time, not count: the backoff is
  *   small so that this runs in seconds (the real schedule is minutes over 24 h).
- * (test/fault/callbacks.test.ts covers the in-process cases: isolation, signatures, Retry-After.)
+ * (test/faults/callbacks.test.ts covers the in-process cases: isolation, signatures, Retry-After.)
  */
 import t from 'tap'
 import { Ledger, describe, lostResults, repeatsBroken, type Sent } from './harness/ledger.js'

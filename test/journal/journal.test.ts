@@ -3,6 +3,8 @@ import { appendFileSync, existsSync, readdirSync, readFileSync, statSync, writeF
 import { join } from 'node:path'
 import { openJournal } from '../../src/journal/index.js'
 import type { Journal } from '../../src/journal/types.js'
+import { withFakeClock } from '../support/fake-clock.js'
+import { flush } from '../support/wait.js'
 import { accepted, captureLogs, resultOf, tempDir } from './helpers.js'
 
 const open = async (dir: string, extra: { compactMinBytes?: number; now?: () => number } = {}) => {
@@ -296,28 +298,37 @@ t.test('accepted(): durable at once with a callback_url or an Idempotency-Key; w
     void p.then(() => (s.done = true))
     return s
   }
-  const quiet = () => new Promise((r) => setTimeout(r, 15))
   const commits = () => a.j.stats().commits
 
-  // Neither: no write of its own for 50 ms.
-  const before = commits()
-  const plain = settled(a.j.accepted(accepted(1, { callbackUrl: undefined })))
-  await quiet()
-  t.equal(commits(), before, 'a request with neither starts no write')
-  t.notOk(plain.done, 'and is not durable yet')
-  // A request with a callback is written now, and the first one rides with it.
-  await a.j.accepted(accepted(2))
-  await Promise.resolve()
-  t.equal(commits(), before + 1, 'one write for both')
-  t.ok(plain.done, 'the first one rode with it')
-  // A key alone makes it urgent too.
-  const keyed = settled(a.j.accepted(accepted(3, { callbackUrl: undefined, idempotency: { key: 'k-3', bodyDigest: 'd-3', reply: '{}' } })))
-  await quiet()
-  t.ok(keyed.done, 'a request with an Idempotency-Key is durable at once')
-  // Alone, the unhurried one goes out by itself within the delay.
-  const alone = settled(a.j.accepted(accepted(4, { callbackUrl: undefined })))
-  await new Promise((r) => setTimeout(r, 120))
-  t.ok(alone.done, 'alone, it goes out on its own within 50 ms')
+  // On the fake clock: "no write of its own for 50 ms" is proved by advancing 49 ms; "at once"
+  // by a write that completes (real file I/O) while the clock stands still.
+  await withFakeClock(async (clock) => {
+    const quiet = async () => {
+      await clock.advance(49)
+      await flush()
+    }
+    const durable = (s: { done: boolean }, what: string) => clock.runUntil(what, () => s.done, () => false)
+    // Neither: no write of its own for 50 ms.
+    const before = commits()
+    const plain = settled(a.j.accepted(accepted(1, { callbackUrl: undefined })))
+    await quiet()
+    t.equal(commits(), before, 'a request with neither starts no write')
+    t.notOk(plain.done, 'and is not durable yet')
+    // A request with a callback is written now, and the first one rides with it.
+    await a.j.accepted(accepted(2))
+    await Promise.resolve()
+    t.equal(commits(), before + 1, 'one write for both')
+    t.ok(plain.done, 'the first one rode with it')
+    // A key alone makes it urgent too.
+    const keyed = settled(a.j.accepted(accepted(3, { callbackUrl: undefined, idempotency: { key: 'k-3', bodyDigest: 'd-3', reply: '{}' } })))
+    await durable(keyed, 'the keyed request durable with no time passing')
+    t.ok(keyed.done, 'a request with an Idempotency-Key is durable at once')
+    // Alone, the unhurried one goes out by itself within the delay.
+    const alone = settled(a.j.accepted(accepted(4, { callbackUrl: undefined })))
+    await clock.advance(50)
+    await durable(alone, 'the unhurried request durable')
+    t.ok(alone.done, 'alone, it goes out on its own within 50 ms')
+  })
   await a.j.close()
   const { j } = await open(dir)
   t.teardown(() => j.close())

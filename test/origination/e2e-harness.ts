@@ -13,6 +13,7 @@ import { createEngine, type Engine } from '../../src/origination/engine.js'
 import { Simulator } from '../../src/sim/index.js'
 import { silentLogger } from '../../src/util/logger.js'
 import { parseOriginate, type ParsedOriginate } from '../pbx/fs-model.js'
+import { waitFor } from '../support/wait.js'
 import { RecordingSink, domainConfig, runtimeWith } from './helpers.js'
 
 export const TIME_SCALE = 0.05
@@ -31,13 +32,7 @@ export interface Harness {
   originates(): ParsedOriginate[]
 }
 
-export const waitFor = async (what: string, cond: () => boolean, ms = 5000): Promise<void> => {
-  const deadline = Date.now() + ms
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 10))
-  }
-}
+export { waitFor }
 
 /**
  * A stand-in for the daemon's xml_curl dialplan: every answered leg is parked (so calls stay up

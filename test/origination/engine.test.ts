@@ -2,7 +2,7 @@ import t from 'tap'
 import { createChannelModel } from '../../src/channels/index.js'
 import { createEngine, type Engine, type EngineDeps } from '../../src/origination/engine.js'
 import { silentLogger } from '../../src/util/logger.js'
-import { FakePbx, flush } from './fake-pbx.js'
+import { FakePbx, flush } from '../support/fake-pbx.js'
 import { DOMAIN, RecordingSink, domainConfig, groupOf, plan, runtimeWith, userOf } from './helpers.js'
 import { withoutOwnRecords } from '../pbx/fs-model.js'
 

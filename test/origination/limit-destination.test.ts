@@ -14,7 +14,7 @@ import { err, ok } from '../../src/util/result.js'
 import { answerFetch, FetchForm } from '../../src/xmlcurl/index.js'
 import type { BridgeGate } from '../../src/xmlcurl/bridge-gate.js'
 import { actionsOf, makeRuntime, originatedLeg, overTheWire, phoneCall } from '../xmlcurl/helpers.js'
-import { FakePbx, flush } from './fake-pbx.js'
+import { FakePbx, flush } from '../support/fake-pbx.js'
 import { DOMAIN, RecordingSink, domainConfig, groupOf, plan, runtimeWith, userOf } from './helpers.js'
 
 const C = (user: string, n: number) => `sofia/internal/sip:${user}@127.0.0.1:${5060 + n}`

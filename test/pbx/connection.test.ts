@@ -5,7 +5,7 @@ import type { EslCommand, FsEvent } from '../../src/pbx/types.js'
 import { Simulator } from '../../src/sim/index.js'
 import { silentLogger } from '../../src/util/logger.js'
 import type { Result } from '../../src/util/result.js'
-import { lagMeter } from '../fault/link-lag.js'
+import { lagMeter } from '../support/link-lag.js'
 import { startMiniEsl, type MiniEsl } from './mini-esl.js'
 
 const waitFor = async (what: string, cond: () => boolean, ms = 4000): Promise<void> => {

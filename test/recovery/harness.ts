@@ -2,7 +2,7 @@
  * In-process setup for recovery tests: the simulator on its own (it outlives the daemons of a
  * test), a TCP relay between the daemon and the simulator's event socket that the test can cut
  * (the ESL link lost for a while, the calls going on), and daemons started on a temporary copy
- * of test/fault/fixtures in `freeswitch` mode, all on one journal folder. Everything is closed
+ * of test/faults/fixtures-in-process in `freeswitch` mode, all on one journal folder. Everything is closed
  * by the test's teardowns.
  */
 import net from 'node:net'
@@ -12,7 +12,7 @@ import { ConfigStore } from '../../src/runtime/store.js'
 import { startDaemon, type Daemon } from '../../src/daemon.js'
 import { Simulator } from '../../src/sim/index.js'
 import { createLogger } from '../../src/util/logger.js'
-import { editYaml, fixtureCopy, LogCapture, waitFor } from '../fault/helpers.js'
+import { editYaml, fixtureCopy, LogCapture, waitFor } from '../faults/harness/in-process.js'
 
 /** Simulated delays run 10 times faster (answer_after 8 = 0.8 s). */
 export const SIM_SCALE = 0.1

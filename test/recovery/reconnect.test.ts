@@ -5,7 +5,7 @@
  * made up from a channel that simply vanished; exactly one result each.
  */
 import t from 'tap'
-import { acceptedBodies, basic, receiver, sleep, TOKENS, waitFor } from '../fault/helpers.js'
+import { acceptedBodies, basic, receiver, sleep, TOKENS, waitFor } from '../faults/harness/in-process.js'
 import { recoveryRig } from './harness.js'
 
 t.setTimeout(90_000)

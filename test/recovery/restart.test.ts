@@ -18,7 +18,7 @@ import * as commands from '../../src/pbx/commands.js'
 import { connectPbx } from '../../src/pbx/connection.js'
 import { legRecordSlot } from '../../src/pbx/leg-record.js'
 import { silentLogger } from '../../src/util/logger.js'
-import { acceptedBodies, receiver, sleep, waitFor } from '../fault/helpers.js'
+import { acceptedBodies, receiver, sleep, waitFor } from '../faults/harness/in-process.js'
 import { recoveryRig } from './harness.js'
 import { RECOVERY_STARTS } from '../../src/origination/recovery.js'
 

@@ -23,6 +23,7 @@ import { startDaemon, type Daemon } from '../../src/daemon.js'
 import { daemonSchema } from '../../src/config/schema.js'
 import type { Simulator } from '../../src/sim/index.js'
 import { createLogger } from '../../src/util/logger.js'
+import { waitForValue } from '../support/wait.js'
 
 export const ALPHA = 'alpha.test'
 export const ALPHA_TOKEN = 'alpha-token-0123456789abcdef'
@@ -248,15 +249,7 @@ export async function startWorld(): Promise<World> {
   const sim = daemon.simulator
   if (sim === undefined) throw new Error('simulator mode expected')
 
-  const waitFor = async <T>(what: string, probe: () => T | undefined | false, timeoutMs = 15000): Promise<T> => {
-    const deadline = Date.now() + timeoutMs
-    for (;;) {
-      const v = probe()
-      if (v !== undefined && v !== false) return v
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-      await new Promise((r) => setTimeout(r, 25))
-    }
-  }
+  const waitFor = <T>(what: string, probe: () => T | undefined | false, timeoutMs = 15000): Promise<T> => waitForValue(what, probe, timeoutMs, 25)
   await waitFor('the ESL connection', () => daemon.pbx.isConnected())
 
   const answers: Answer[] = []

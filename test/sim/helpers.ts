@@ -192,4 +192,4 @@ export async function startSim(
 export const names = (events: Ev[], uuid?: string): string[] =>
   events.filter((e) => uuid === undefined || e['Unique-ID'] === uuid || e['Event-Name'] === 'BACKGROUND_JOB').map((e) => String(e['Event-Name']))
 
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
+export { sleep } from '../support/wait.js'

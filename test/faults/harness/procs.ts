@@ -11,7 +11,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import type { Test } from 'tap'
-import { collectJsonLines } from '../../fault/child.js'
+import { collectJsonLines } from './child.js'
 
 export const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
 

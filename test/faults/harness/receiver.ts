@@ -1,13 +1,13 @@
 /**
  * The application's callback receiver, as badly as it can behave: it accepts (204), fails (503),
  * hangs (reads the request and never answers) or vanishes (closes its port: connection
- * refused), and comes back on the same port. The receiver itself is test/fault/helpers.ts's
+ * refused), and comes back on the same port. The receiver itself is test/faults/harness/in-process.ts's
  * CallbackReceiver (one implementation for both fault suites); this view reads each request as
  * its request id, delivery id and exact body, so the suite can tell a lost result from a
  * repeated one.
  */
 import type { Test } from 'tap'
-import { CallbackReceiver, type Mode } from '../../fault/helpers.js'
+import { CallbackReceiver, type Mode } from './in-process.js'
 
 export type ReceiverMode = Mode
 

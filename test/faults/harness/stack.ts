@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url'
 import type { Test } from 'tap'
 import YAML from 'yaml'
 import { daemonSchema } from '../../../src/config/schema.js'
+import { waitFor as waitForCondition } from '../../support/wait.js'
 import { EslObserver } from './observer.js'
 import { spawnTsx, type LogLine, type ManagedProcess } from './procs.js'
 
@@ -22,15 +23,10 @@ export const TOKEN = 'faults-token-0123456789'
 /** Simulated delays run 10 times faster (answer_after 2 = 200 ms). */
 export const TIME_SCALE = 0.1
 
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
+export { sleep } from '../../support/wait.js'
 
-export async function waitFor(what: string, cond: () => boolean | Promise<boolean>, ms = 10000, every = 20): Promise<void> {
-  const deadline = Date.now() + ms
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`)
-    await sleep(every)
-  }
-}
+/** test/support/wait.ts's waitFor with this suite's longer default: processes start and restart here. */
+export const waitFor = (what: string, cond: () => boolean | Promise<boolean>, ms = 10_000, every = 20): Promise<void> => waitForCondition(what, cond, ms, every)
 
 /** A port free right now (bound to 0, read, released). */
 export async function freePort(): Promise<number> {

@@ -23,17 +23,10 @@ import { silentLogger } from '../../../src/util/logger.js'
 import { xmlCurlRouter } from '../../../src/xmlcurl/index.js'
 import { runtimeOf } from '../../../src/runtime/store.js'
 import { daemonSchema } from '../../../src/config/schema.js'
+import { waitFor } from '../../support/wait.js'
 
 const TIME_SCALE = 0.05
 const DOMAIN = 'example.test'
-
-const waitFor = async (what: string, cond: () => boolean, ms = 5000): Promise<void> => {
-  const deadline = Date.now() + ms
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 10))
-  }
-}
 
 const listen = (server: { listen: (port: number, host: string, cb: () => void) => unknown; address: () => AddressInfo | string | null }) =>
   new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)))

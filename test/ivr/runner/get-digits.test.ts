@@ -1,6 +1,6 @@
 /** GetDigits: arguments of play_and_get_digits, tries, alerts, valid digits, finish key, action. */
 import t from 'tap'
-import type { ExecReply, ExecRecord } from './fakes.js'
+import type { ExecReply, ExecRecord } from '../../support/fake-pbx.js'
 import { kills, runInline, wrap } from './helpers.js'
 
 /** play_and_get_digits answers with these inputs in turn ('' = nothing entered). */

@@ -140,8 +140,8 @@ t.test('after an ESL reconnect, sessions whose channel went away meanwhile are s
   r.parkInline(wrap('<Speak>b</Speak>'), { uuid: alive })
   await turns()
   t.equal(r.runner.activeSessions(), 2)
-  r.pbx.channel(r.uuid).up = false // hung up while the link was down: no CHANNEL_HANGUP seen
-  r.pbx.reconnected()
+  r.pbx.vanish(r.uuid) // hung up while the link was down: no CHANNEL_HANGUP seen
+  r.pbx.reconnect()
   await turns(50)
   t.equal(r.runner.activeSessions(), 1, 'the gone channel was found out')
   t.ok(r.pbx.commands.includes(`uuid_getvar ${alive} uuid`))

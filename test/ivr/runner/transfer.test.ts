@@ -1,7 +1,7 @@
 /** Transfer: the dialplan's route actions, connected calls, failures, failureAction, hunts, PSTN. */
 import t from 'tap'
 import { failureReason } from '../../../src/ivr/elements/index.js'
-import type { ExecReply, ExecRecord } from './fakes.js'
+import type { ExecReply, ExecRecord } from '../../support/fake-pbx.js'
 import { DOMAIN, kills, runInline, wrap } from './helpers.js'
 
 const RINGBACK = 'set ringback=%(2000,4000,440,480)'

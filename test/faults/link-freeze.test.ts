@@ -12,8 +12,8 @@ import t, { type Test } from 'tap'
 import { startDaemon } from '../../src/daemon.js'
 import { Simulator } from '../../src/sim/index.js'
 import { createLogger } from '../../src/util/logger.js'
-import { lagMeter } from './link-lag.js'
-import { LogCapture, TIME_SCALE, TOKENS, basic, fixtureCopy, receiver, sleep, waitFor } from './helpers.js'
+import { lagMeter } from '../support/link-lag.js'
+import { LogCapture, TIME_SCALE, TOKENS, basic, fixtureCopy, receiver, sleep, waitFor } from './harness/in-process.js'
 
 /** Forwards TCP to `target`; freeze() stops reading both ways (bytes wait in the kernel), thaw() resumes. */
 class FreezableProxy {

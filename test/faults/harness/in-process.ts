@@ -1,6 +1,7 @@
 /**
  * Shared by the fault suite: the daemon (startDaemon, built-in simulator) on a temporary copy of
- * test/fault/fixtures, a controllable callback receiver, small HTTP helpers and a log capture.
+ * test/faults/fixtures-in-process, a controllable callback receiver, small HTTP helpers and a log
+ * capture.
  * Every socket a helper opens is closed by a teardown of the test that opened it.
  */
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -12,26 +13,19 @@ import { Writable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import type { Test } from 'tap'
 import YAML from 'yaml'
-import { startDaemon, type Daemon } from '../../src/daemon.js'
-import { createLogger } from '../../src/util/logger.js'
+import { startDaemon, type Daemon } from '../../../src/daemon.js'
+import { createLogger } from '../../../src/util/logger.js'
+import { sleep, waitFor } from '../../support/wait.js'
 
 /** Simulated seconds run 20 times faster (answer_after 1 = 50 ms). */
 export const TIME_SCALE = 0.05
-export const FIXTURES = fileURLToPath(new URL('./fixtures/', import.meta.url))
+export const FIXTURES = fileURLToPath(new URL('../fixtures-in-process/', import.meta.url))
 export const TOKENS: Readonly<Record<string, string>> = {
   'fault.test': 'fault-token-0123456789',
   'other.test': 'other-token-0123456789',
 }
 
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
-
-export async function waitFor(what: string, cond: () => boolean | Promise<boolean>, ms = 5000, every = 10): Promise<void> {
-  const deadline = Date.now() + ms
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`)
-    await sleep(every)
-  }
-}
+export { sleep, waitFor }
 
 type Doc = Record<string, unknown>
 export interface FixtureEdits {

@@ -10,7 +10,7 @@ import { request } from 'node:http'
 import { XMLValidator } from 'fast-xml-parser'
 import t from 'tap'
 import { NOT_FOUND } from '../../src/xmlcurl/document.js'
-import { basic, startStack, type Stack } from './helpers.js'
+import { basic, startStack, type Stack } from './harness/in-process.js'
 
 type Body = NonNullable<Parameters<typeof fetch>[1]>['body']
 

@@ -8,8 +8,8 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
-import { spawnDaemon, type ChildDaemon } from './child.js'
-import { basic, editYaml, fixtureCopy, receiver, TOKENS } from './helpers.js'
+import { spawnDaemon, type ChildDaemon } from './harness/child.js'
+import { basic, editYaml, fixtureCopy, receiver, TOKENS } from './harness/in-process.js'
 
 const post = async (d: ChildDaemon, op: string, body: unknown, token: string) => {
   const res = await fetch(`${d.baseUrl}/api/${op}`, {

@@ -4,7 +4,7 @@
  * its domain at most concurrency_per_domain sockets and never delays another domain.
  */
 import t from 'tap'
-import { receiver, sleep, startStack, waitFor, type Stack } from './helpers.js'
+import { receiver, sleep, startStack, waitFor, type Stack } from './harness/in-process.js'
 
 const place = (s: Stack, user: string, url: string, domain = 'fault.test', extra: Record<string, unknown> = {}) =>
   s.call('call_user', { user_name: user, destination: '0311112222', callback_url: url, ...extra }, domain)

@@ -7,8 +7,8 @@
 import net from 'node:net'
 import t from 'tap'
 import { Simulator } from '../../src/sim/index.js'
-import { TIME_SCALE, sleep, startStack, waitFor } from './helpers.js'
-import { lagMeter } from './link-lag.js'
+import { TIME_SCALE, sleep, startStack, waitFor } from './harness/in-process.js'
+import { lagMeter } from '../support/link-lag.js'
 
 t.test('the simulator shuts down as FreeSWITCH does: SHUTDOWN event, hangups, shutdown notice, FIN', async (t) => {
   const sim = new Simulator({ domains: [], password: 'ClueCon' })

@@ -8,7 +8,7 @@
  */
 import t from 'tap'
 import { Simulator } from '../../src/sim/index.js'
-import { TIME_SCALE, receiver, sleep, startStack, waitFor } from './helpers.js'
+import { TIME_SCALE, receiver, sleep, startStack, waitFor } from './harness/in-process.js'
 
 t.test('simulator restarted with calls live', async (t) => {
   t.setTimeout(25000)

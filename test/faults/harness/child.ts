@@ -7,9 +7,9 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import type { Readable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import type { Test } from 'tap'
-import { waitFor } from './helpers.js'
+import { waitFor } from './in-process.js'
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url))
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
 
 export interface ChildDaemon {
   readonly proc: ChildProcess

@@ -5,7 +5,7 @@
  * one result callback, and the right one where the outcome is still knowable.
  */
 import t from 'tap'
-import { receiver, sleep, startStack, waitFor, type Stack } from './helpers.js'
+import { receiver, sleep, startStack, waitFor, type Stack } from './harness/in-process.js'
 
 const simOf = (s: Stack) => {
   const sim = s.daemon.simulator
