@@ -94,11 +94,12 @@ export function createLegRecords(deps: LegRecordsDeps): LegRecords {
   const dropDue = (): void => {
     timer = undefined
     const until = performance.now() + DUE_TOGETHER_MS
-    // drop() may queue a record again: at the tail, due later than `until`.
-    for (let next = due[0]; next !== undefined && next.at <= until; next = due[0]) {
-      due.shift()
-      drop(next.doomed)
-    }
+    // Only the records due when this wake began: drop() may queue one again, at the tail, and
+    // with a delay shorter than DUE_TOGETHER_MS it would fall inside this window and be looked
+    // at again at once, over and over, holding the event loop until the window passed.
+    let ready = 0
+    while (ready < due.length && (due[ready] as (typeof due)[number]).at <= until) ready += 1
+    for (const next of due.splice(0, ready)) drop(next.doomed)
     arm()
   }
 
