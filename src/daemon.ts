@@ -2,14 +2,19 @@
  * The composition root: builds every part of the picture in docs/architecture.md and wires them
  * together. main.ts (signals, arguments), the demo, the end-to-end tests and the benchmarks all
  * start the daemon through here, so they exercise exactly what operators run.
+ *
+ * The parts are one list (`daemonParts` below): each is made from what the parts before it offer
+ * and says what it offers and how it stops; they start in the list's order and stop in the
+ * reverse (src/util/parts.ts), so the stop order is written nowhere else. Two pairs of parts need
+ * each other; each is broken by a `forwardPort` made by the earlier part, and says why there.
+ * At about 400 lines it is longer than a module should be, on purpose: the list is read top to
+ * bottom as the start order, and cutting it into files would scatter the one place it is written.
  */
-import { createServer, type Server } from 'node:http'
-import { createServer as createHttpsServer } from 'node:https'
-import type { AddressInfo } from 'node:net'
 import { ConfigStore } from './runtime/store.js'
 import type { Logger } from './util/logger.js'
 import { createStdoutLogger } from './util/logger.js'
 import { createApp } from './api/app.js'
+import { registeringIvrSources } from './api/registering-engine.js'
 import { AuthThrottle } from './api/throttle.js'
 import { idempotencyStoreOf } from './api/idempotency.js'
 import { unsettledIntents } from './api/unsettled-intents.js'
@@ -27,14 +32,15 @@ import { createCti } from './cti/index.js'
 import { uiRouter } from './ui/router.js'
 import { Simulator } from './sim/index.js'
 import type { PbxClient } from './pbx/types.js'
-import { createIvrRunner, acceptIvrDocument, type IvrRunner } from './ivr/runner/index.js'
+import { createIvrRunner, acceptIvrDocument } from './ivr/runner/index.js'
 import { createFetcher, createIvrTransport } from './ivr/fetch/fetcher.js'
 import { allowListOf } from './net/allow-list.js'
-import { reloadCertificate, secureContextOptions, type TlsCredentials } from './net/tls.js'
+import { isLoopbackHost, listenOn, newServer } from './net/listeners.js'
+import { reloadCertificate } from './net/tls.js'
 import { createCallbackTransport } from './callbacks/transport.js'
-import type { OriginationEngine } from './origination/plan.js'
 import { err, ok, type Result } from './util/result.js'
-import { countingFetcher, createMetrics, metricsRouter, METRICS_PATH } from './metrics/index.js'
+import { forwardPort, Parts } from './util/parts.js'
+import { countingFetcher, createMetrics, metricsRouter, METRICS_PATH, type CallbackFigures } from './metrics/index.js'
 import type { ClusterNode } from './cluster/index.js'
 
 export interface DaemonOptions {
@@ -74,49 +80,283 @@ export interface Daemon {
   stop(): Promise<void>
 }
 
-const listen = (server: Server, port: number, host: string): Promise<number> =>
-  new Promise((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(port, host, () => {
-      server.off('error', reject)
-      resolve((server.address() as AddressInfo).port)
-    })
-  })
+/** Read by the metrics before the callbacks exist (metrics part below): nothing yet. */
+const NO_CALLBACKS: CallbackFigures = { queued: 0, inFlight: 0, oldestPendingAt: undefined, delivered: 0, retried: 0, deadLettered: 0 }
 
 /**
- * Every listener of the daemon is made here, so that they share every server setting
- * (timeouts): the API's and the xml_curl one.
- *
- * A client has `http.request_timeout_ms` to send a whole request, headers and body: a body
- * trickled byte by byte (slowloris) is cut with 408 then. Node's own defaults (5 min for a
- * request, 1 min for headers, checked every 30 s) would let a few hundred such connections
- * hold the listener for minutes. The check runs every second so the bound is the setting
- * (+1 s), not the setting plus 30 s. Idle keep-alive connections close after Node's 5 s.
+ * The daemon's parts in start order; they stop in the reverse. Read from the bottom up, that is
+ * the graceful stop (SIGTERM; deploy/systemd/cod.service and cli/start.ts give its bounds): no new
+ * API request, CTI closed, IVR legs ended, ringing calls cancelled and reported, callbacks
+ * flushed (10 s), the cluster left, the outbound transports, the channel model, the ESL link, the
+ * simulator and the metrics closed, then the listeners and last the journal, which nothing writes
+ * once the listeners are closed.
  */
-const newServer = (http: { readonly request_timeout_ms: number }, tls?: TlsCredentials): Server => {
-  const timeouts = { requestTimeout: http.request_timeout_ms, headersTimeout: http.request_timeout_ms, connectionsCheckingInterval: 1000 }
-  if (tls === undefined) return createServer(timeouts)
-  // With `http.tls` (the API listener only): the handshake comes before the request's clock
-  // starts, so it gets the same bound rather than Node's 120 s.
-  return createHttpsServer({ ...timeouts, ...secureContextOptions(tls), handshakeTimeout: http.request_timeout_ms })
+function daemonParts({ opts, store, logger }: { opts: DaemonOptions; store: ConfigStore; logger: Logger }) {
+  const cfg = store.current().config.daemon
+  const runtime = () => store.current()
+  const tls = store.current().config.tls
+  return (
+    Parts.list()
+      // The live calls page's files, read now: a build that did not copy them stops the start (src/ui/).
+      .then('ui', () => {
+        const ui = uiRouter({ apiPrefix: cfg.http.prefix })
+        return ui.ok ? ok({ offers: { ui: ui.value } }) : err([`ui: ${ui.error}`])
+      })
+      // Accepted requests and their results, durable across crashes (docs/callbacks.md "Durability").
+      // Opened before anything listens: a folder that cannot be used stops the start there.
+      .then('journal', async () => {
+        const journaled = await openJournal({
+          dir: opts.journalDir ?? journalDirOf(opts.configFile, cfg.journal.dir),
+          enabled: cfg.journal.enabled,
+          logger: logger.child({ part: 'journal' }),
+        })
+        if (!journaled.ok) return err([`journal: ${journaled.error}`])
+        const journal = journaled.value
+        return ok({ offers: { journal }, stop: () => journal.close() })
+      })
+      // Two listeners (docs/deploy.md "Listeners"): the API's, and FreeSWITCH's documents on their own
+      // (loopback by default: the directory holds every SIP password). Both listen before the parts
+      // that serve on them are made: their ports must be known before the simulator starts (it fetches
+      // dialplans from us). Closed near the end: the xml_curl one serves FreeSWITCH's documents until
+      // no leg of ours may still ask for one; the API's stopped accepting first (part 'api').
+      .then('api listener', async () => {
+        const server = newServer(cfg.http, tls)
+        const listening = await listenOn('http', server, cfg.http.host, opts.httpPort ?? cfg.http.port)
+        if (!listening.ok) return listening
+        const api = listening.value
+        const baseUrl = originOf(cfg.http.host, api.port, tls === undefined ? 'http' : 'https')
+        return ok({ offers: { server, apiListener: api, httpPort: api.port, baseUrl }, stop: () => api.close() })
+      })
+      .then('xml_curl listener', async () => {
+        const xmlCurlServer = newServer(cfg.http)
+        const port = opts.xmlCurlPort ?? (opts.httpPort === 0 ? 0 : cfg.xml_curl.port)
+        const listening = await listenOn('xml_curl', xmlCurlServer, cfg.xml_curl.host, port)
+        if (!listening.ok) return listening
+        const xmlCurl = listening.value
+        const xmlCurlBaseUrl = originOf(cfg.xml_curl.host, xmlCurl.port)
+        const offers = { xmlCurlServer, xmlCurlPort: xmlCurl.port, xmlCurlBaseUrl, xmlCurlUrl: `${xmlCurlBaseUrl}${xmlCurlPathOf(cfg)}` }
+        return ok({ offers, stop: () => xmlCurl.close() })
+      })
+      // Prometheus metrics (src/metrics/): counters fed by the parts' hooks, gauges read at each scrape.
+      // Made before the ESL link, to be subscribed before it can connect (only reconnections count as
+      // such); but they read parts made after the link (channels, callbacks). Those parts bind their
+      // readings into these ports as they start; no scrape can come earlier, as the API serves only
+      // once the last part started.
+      .then('metrics', ({ journal }) => {
+        const readings = {
+          liveChannels: forwardPort((): ReadonlyMap<string, number> => new Map()),
+          eslConnected: forwardPort(() => false),
+          callbacks: forwardPort(() => NO_CALLBACKS),
+        }
+        const metrics = createMetrics({
+          prefix: cfg.http.prefix,
+          sources: {
+            domains: () => store.current().config.domains.map((d) => ({ name: d.name, channelLimit: d.channel_limit })),
+            liveChannels: readings.liveChannels.call,
+            eslConnected: readings.eslConnected.call,
+            callbacks: readings.callbacks.call,
+            journal: () => {
+              const j = journal.stats()
+              return { bytes: j.segmentBytes, deadLetters: j.deadLetters, pendingResults: j.pendingResults, openRequests: j.openRequests, writeErrors: j.writeErrors }
+            },
+          },
+        })
+        return ok({ offers: { metrics, readings }, stop: () => metrics.close() })
+      })
+      .then<{ simulator: Simulator | undefined; eslPort: number }>('simulator', async ({ xmlCurlUrl }) => {
+        if (cfg.freeswitch.mode !== 'simulator') return ok({ offers: { simulator: undefined, eslPort: cfg.freeswitch.port } })
+        const simulator = new Simulator({
+          domains: store.current().config.domains,
+          password: cfg.freeswitch.password,
+          sipProfile: cfg.freeswitch.sip_profile,
+          xmlCurl: { url: xmlCurlUrl, username: cfg.xml_curl.username, password: cfg.xml_curl.password },
+          logger: logger.child({ part: 'sim' }),
+          timeScale: opts.simulatorTimeScale ?? 1,
+        })
+        const eslPort = await simulator.listen(opts.simulatorPort ?? cfg.freeswitch.port, cfg.freeswitch.host)
+        logger.info({ port: eslPort }, 'built-in FreeSWITCH simulator listening')
+        store.onReload((r) => simulator.setDomains(r.config.domains))
+        return ok({ offers: { simulator, eslPort }, stop: () => simulator.close() })
+      })
+      .then('pbx', ({ eslPort, metrics, readings }) => {
+        const pbx = connectPbx({
+          host: cfg.freeswitch.host,
+          port: eslPort,
+          password: cfg.freeswitch.password,
+          logger: logger.child({ part: 'pbx' }),
+          commandTimeoutMs: cfg.freeswitch.command_timeout_ms,
+        })
+        pbx.onConnected(() => metrics.eslConnected())
+        pbx.onEvent((e) => metrics.eslEvent(e))
+        readings.eslConnected.bind(() => pbx.isConnected())
+        return ok({ offers: { pbx }, stop: () => pbx.close() })
+      })
+      // The one table of live channels, fed by FreeSWITCH's events: origination and CTI read it.
+      // Made right after the link (no wait on I/O between the two: the link cannot be connected yet),
+      // so that it sees the first connection and its re-read of the channels.
+      .then('channels', ({ pbx, readings }) => {
+        const channels = createChannelModel({
+          pbx,
+          logger: logger.child({ part: 'channels' }),
+          directory: () => store.current().directory,
+          commandTimeoutMs: cfg.freeswitch.command_timeout_ms,
+        })
+        readings.liveChannels.bind(() => {
+          const live = new Map<string, number>()
+          for (const c of channels.liveChannels()) if (c.domain !== undefined) live.set(c.domain, (live.get(c.domain) ?? 0) + 1)
+          return live
+        })
+        return ok({ offers: { channels }, stop: () => channels.close() })
+      })
+      // The outbound transports to client-named URLs: callbacks (callbacks.allow) and IVR documents
+      // (ivr.fetch_allow), each allow list read at each connection (a reload applies to the next one).
+      .then('outbound transports', () => {
+        const callbackTransport = createCallbackTransport(() => store.current().config.daemon.callbacks)
+        const ivrTransport = createIvrTransport({ allow: () => allowListOf(store.current().config.daemon.ivr.fetch_allow) })
+        return ok({ offers: { callbackTransport, ivrTransport }, stop: () => Promise.all([callbackTransport.close(), ivrTransport.close()]).then(() => undefined) })
+      })
+      // A node of a cluster (docs/cluster.md), only with a `cluster` section: loaded on demand, so a
+      // single node never loads Redis. It and the engine need each other: the engine admits calls
+      // through the cluster's shared limit, and the cluster publishes the engine's counts in its
+      // lease (renewed once already during this start). So the counts come through `engineCounts`,
+      // 0 until the engine binds them, as before it exists nothing is in use.
+      .then('cluster', async ({ baseUrl, journal, pbx }) => {
+        const engineCounts = forwardPort((_domain: string): number => 0)
+        // Two views of the one journal: `journal`, this node's files (originate intents and
+        // Idempotency-Key replies stay with the node), and `resultJournal`, the one accepted
+        // requests and results are written through: in a cluster the same journal wrapped by
+        // cluster/results.ts, which mirrors them into Redis for the peers that take over a dead node.
+        if (cfg.cluster === undefined) return ok({ offers: { cluster: undefined as ClusterNode | undefined, resultJournal: journal, engineCounts } })
+        const cluster = await (await import('./cluster/index.js')).startCluster(cfg.cluster, {
+          apiUrl: baseUrl,
+          domains: () => store.current().config.domains.map((d) => d.name),
+          localInUse: engineCounts.call,
+          apiPrefix: () => store.current().config.daemon.http.prefix,
+          journal,
+          logger: logger.child({ part: 'cluster' }),
+          // Its box's registrations, published for call_user on other nodes (sofia events subscribed only here).
+          box: boxRegistrations(pbx, cfg.freeswitch.command_timeout_ms),
+        })
+        // Stopped after the callbacks' last acknowledgement is in the node's stream: a peer taking it
+        // over later (this node never back) delivers only what was really left.
+        return ok({ offers: { cluster: cluster as ClusterNode | undefined, resultJournal: cluster.journal, engineCounts }, stop: () => cluster.close() })
+      })
+      .then('callbacks', async ({ callbackTransport, resultJournal, cluster, readings }) => {
+        const callbacks = new CallbackDispatcher({
+          settings: () => store.current().config.daemon.callbacks,
+          secretFor: (domain) => store.current().directory.domain(domain)?.config.callback_secret,
+          // The one outbound transport with callbacks.allow: every attempt's address is checked.
+          transport: callbackTransport,
+          journal: resultJournal,
+          logger: logger.child({ part: 'callbacks' }),
+        })
+        await callbacks.start()
+        // In a cluster: results of dead peers are delivered here (src/cluster/takeover.ts).
+        cluster?.takeOver(callbacks)
+        readings.callbacks.bind(() => {
+          const s = callbacks.stats()
+          const b = callbacks.backlog()
+          return { queued: s.pending, inFlight: s.inFlight, oldestPendingAt: b.oldestPendingAt, delivered: s.delivered, retried: b.retried, deadLettered: s.failed }
+        })
+        const stop = async () => {
+          // Pending callbacks delivered for up to 10 s; the rest stays in the journal.
+          const flushed = await callbacks.shutdown(10_000)
+          logger.info(flushed, 'callbacks flushed')
+        }
+        return ok({ offers: { callbacks }, stop })
+      })
+      .then('engine', ({ pbx, channels, callbacks, cluster, engineCounts, journal, resultJournal, simulator }) => {
+        const engine = createEngine({
+          pbx,
+          channels,
+          runtime,
+          callbacks,
+          logger: logger.child({ part: 'engine' }),
+          sipProfile: cfg.freeswitch.sip_profile,
+          huntConcurrency: cfg.hunt.concurrency_per_domain,
+          commandTimeoutMs: cfg.freeswitch.command_timeout_ms,
+          ...(cluster !== undefined ? { sharedLimit: cluster.sharedLimit } : {}),
+          // Durable before a request's first originate (origination/intents.ts): a crash before the reply loses nothing.
+          intents: journalIntents(journal),
+          // Under a sped-up simulator the engine's own timers (hunt budget, watchdog) must follow.
+          ...(simulator !== undefined ? { timeScale: opts.simulatorTimeScale ?? 1 } : {}),
+        })
+        engineCounts.bind((d) => engine.inUse(d))
+        // A request without callback_url is over once its outcome is known (with one, its result record ends it).
+        engine.onOutcome((o) => void resultJournal.ended(o.requestId))
+        // Idempotency-Key replies of the last 24 h, as the journal kept them across restarts; keys of
+        // originates whose reply was never decided wait for recovery (api/unsettled-intents.ts).
+        const idempotency = idempotencyStoreOf(journal.replay().idempotencyKeys, cluster !== undefined ? { shared: cluster.idempotency } : {})
+        const intents = unsettledIntents(journal, idempotency, journal.replay().unsettledIntents)
+        // Requests an earlier run accepted without a result: adopted while their legs live, else their
+        // legs' records (or outcome_unknown) give the result (origination/recovery.ts). Not awaited: it
+        // waits for FreeSWITCH; results already journaled are the dispatcher's own to send again.
+        engine.recover(resultJournal.replay().openRequests, intents).catch((e: unknown) => logger.error({ err: e }, 'recovery failed'))
+        // Calls still ringing are cancelled and reported (up to 2 s).
+        return ok({ offers: { engine, idempotency }, stop: () => engine.close() })
+      })
+      // Parked legs run their IVR documents; a Transfer asks the engine's gate. Ended before the engine:
+      // a leg not bridged to anyone is hung up (a bridged one is left to FreeSWITCH).
+      .then('ivr', ({ ivrTransport, metrics, pbx, engine }) => {
+        const fetcher = createFetcher({ transport: ivrTransport, logger: logger.child({ part: 'ivr-fetch' }), accept: acceptIvrDocument })
+        const counted = countingFetcher(fetcher, (kind, outcome) => metrics.ivrFetch(kind, outcome))
+        const ivr = createIvrRunner({ pbx, runtime, fetcher: counted, logger: logger.child({ part: 'ivr' }), transferGate: engine })
+        return ok({ offers: { ivr }, stop: () => ivr.close() })
+      })
+      .then('cti', ({ pbx, channels, cluster }) => {
+        // One failed-authentication throttle for the API listener: its routes, gen_ws_ticket, the ws_cti upgrade (api/throttle.ts).
+        const throttle = new AuthThrottle(() => store.current().config.daemon.http.auth_throttle, logger.child({ part: 'auth-throttle' }))
+        // In a cluster the view holds every box's channels; commands go to the channel's node (src/cluster/cti-view.ts).
+        const cti = createCti({ runtime, pbx, channels, logger: logger.child({ part: 'cti' }), throttle, ...(cluster !== undefined ? { peers: cluster.ctiPeers } : {}) })
+        return ok({ offers: { cti, throttle }, stop: () => cti.close() })
+      })
+      // FreeSWITCH's documents, served on the xml_curl listener (closed with it: 'xml_curl listener').
+      .then('xml_curl documents', ({ xmlCurlServer, ivr, engine, metrics }) => {
+        // Its own throttle (same http.auth_throttle settings, its own counts): a local API client
+        // guessing tokens must not lock FreeSWITCH out of its documents.
+        const xmlCurlThrottle = new AuthThrottle(() => store.current().config.daemon.http.auth_throttle, logger.child({ part: 'xml_curl-auth-throttle' }))
+        const handler = xmlCurlListener({
+          runtime,
+          logger: logger.child({ part: 'xml_curl' }),
+          ivr,
+          // The dialplan bridges a request's destination only while the engine holds channels for it.
+          bridgeGate: engine,
+          onAnswer: (a) => metrics.xmlCurl(a),
+          guard: {
+            blocked: (address) => {
+              const b = xmlCurlThrottle.blocked(address)
+              return b === undefined ? undefined : { status: statusOf(b.error), retryAfterSec: b.retryAfterSec, body: errorBody(b.error) }
+            },
+            failed: (address, claimed) => xmlCurlThrottle.failed(address, claimed),
+          },
+        })
+        xmlCurlServer.on('request', handler)
+        return ok({ offers: {} })
+      })
+      // The API, CTI's WebSocket upgrade included, on the API listener: served last, stopped first.
+      .then('api', ({ server, apiListener, engine, ivr, pbx, resultJournal, idempotency, metrics, cluster, cti, throttle, ui }) => {
+        const app = createApp({
+          runtime,
+          throttle,
+          // The engine as the API sees it: an IVR destination's document registered first (api/registering-engine.ts).
+          engine: registeringIvrSources(engine, ivr),
+          health: pbx,
+          journal: resultJournal,
+          idempotency,
+          logger: logger.child({ part: 'api' }),
+          onRequest: (r) => metrics.request(r),
+          ...(cluster !== undefined ? { forwardUnregistered: cluster.forwardUnregistered } : {}),
+          routers: [cti.router],
+          // No credential compared there: served even to an address the throttle blocks (api/throttle.ts).
+          publicRouters: [metricsRouter(metrics), ui],
+        })
+        server.on('request', app.callback())
+        cti.attach(server)
+        // No new request; those under way finish (their connections are cut when the listener closes).
+        return ok({ offers: {}, stop: () => apiListener.stopAccepting() })
+      })
+  )
 }
-
-/** Listens on each in turn; if one cannot, those already listening are closed and the reason returned. */
-async function listenAll(listeners: readonly { name: string; server: Server; host: string; port: number }[]): Promise<Result<number[], string[]>> {
-  const ports: number[] = []
-  for (const l of listeners) {
-    try {
-      ports.push(await listen(l.server, l.port, l.host))
-    } catch (e) {
-      await Promise.all(listeners.slice(0, ports.length).map((o) => new Promise<void>((resolve) => o.server.close(() => resolve()))))
-      return err([`${l.name}: cannot listen on ${l.host}:${l.port}: ${(e as Error).message}`])
-    }
-  }
-  return ok(ports)
-}
-
-/** Whether a listen address only accepts connections from this host. */
-const isLoopbackHost = (host: string): boolean => host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host)
 
 export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, string[]>> {
   const opened = await ConfigStore.open(opts.configFile)
@@ -124,237 +364,16 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
   const store = opened.value
   const cfg = store.current().config.daemon
   const logger = opts.logger ?? createStdoutLogger(cfg.log.level, { flushMs: cfg.log.flush_ms })
-  const runtime = () => store.current()
-  // The live calls page's files, read now: a build that did not copy them stops the start (src/ui/).
-  const ui = uiRouter({ apiPrefix: cfg.http.prefix })
-  if (!ui.ok) return err([`ui: ${ui.error}`])
-  // Accepted requests and their results, durable across crashes (docs/callbacks.md "Durability").
-  // Opened first: a folder that cannot be used stops the start before anything listens.
-  const journaled = await openJournal({
-    dir: opts.journalDir ?? journalDirOf(opts.configFile, cfg.journal.dir),
-    enabled: cfg.journal.enabled,
-    logger: logger.child({ part: 'journal' }),
-  })
-  if (!journaled.ok) return err([`journal: ${journaled.error}`])
-  const journal = journaled.value
-
-  // Two listeners (docs/deploy.md "Listeners"): the API's, and FreeSWITCH's documents on their own
-  // (loopback by default: the directory holds every SIP password). Both are made by newServer().
-  // Their ports must be known before the simulator starts: it fetches dialplans from us.
-  const tls = store.current().config.tls
-  const server = newServer(cfg.http, tls)
-  const xmlCurlServer = newServer(cfg.http)
-  const listening = await listenAll([
-    { name: 'http', server, host: cfg.http.host, port: opts.httpPort ?? cfg.http.port },
-    { name: 'xml_curl', server: xmlCurlServer, host: cfg.xml_curl.host, port: opts.xmlCurlPort ?? (opts.httpPort === 0 ? 0 : cfg.xml_curl.port) },
-  ])
-  if (!listening.ok) {
-    await journal.close()
-    return err(listening.error)
-  }
-  const [httpPort, xmlCurlPort] = listening.value as [number, number]
-  const baseUrl = originOf(cfg.http.host, httpPort, tls === undefined ? 'http' : 'https')
-  const xmlCurlBaseUrl = originOf(cfg.xml_curl.host, xmlCurlPort)
-  const xmlCurlUrl = `${xmlCurlBaseUrl}${xmlCurlPathOf(cfg)}`
-
-  let simulator: Simulator | undefined
-  let eslPort = cfg.freeswitch.port
-  if (cfg.freeswitch.mode === 'simulator') {
-    simulator = new Simulator({
-      domains: store.current().config.domains,
-      password: cfg.freeswitch.password,
-      sipProfile: cfg.freeswitch.sip_profile,
-      xmlCurl: {
-        url: xmlCurlUrl,
-        username: cfg.xml_curl.username,
-        password: cfg.xml_curl.password,
-      },
-      logger: logger.child({ part: 'sim' }),
-      timeScale: opts.simulatorTimeScale ?? 1,
-    })
-    eslPort = await simulator.listen(opts.simulatorPort ?? cfg.freeswitch.port, cfg.freeswitch.host)
-    logger.info({ port: eslPort }, 'built-in FreeSWITCH simulator listening')
-  }
-
-  const pbx = connectPbx({
-    host: cfg.freeswitch.host,
-    port: eslPort,
-    password: cfg.freeswitch.password,
-    logger: logger.child({ part: 'pbx' }),
-    commandTimeoutMs: cfg.freeswitch.command_timeout_ms,
-  })
-  // Prometheus metrics (src/metrics/): read from the parts at each scrape; subscribed to the link
-  // before it can connect, so that only reconnections count as such. The sources' closures run
-  // at scrape time only, after every part below exists.
-  const metrics = createMetrics({
-    prefix: cfg.http.prefix,
-    sources: {
-      domains: () => store.current().config.domains.map((d) => ({ name: d.name, channelLimit: d.channel_limit })),
-      liveChannels: () => {
-        const live = new Map<string, number>()
-        for (const c of channels.liveChannels()) if (c.domain !== undefined) live.set(c.domain, (live.get(c.domain) ?? 0) + 1)
-        return live
-      },
-      eslConnected: () => pbx.isConnected(),
-      callbacks: () => {
-        const s = callbacks.stats()
-        const b = callbacks.backlog()
-        return { queued: s.pending, inFlight: s.inFlight, oldestPendingAt: b.oldestPendingAt, delivered: s.delivered, retried: b.retried, deadLettered: s.failed }
-      },
-      journal: () => {
-        const j = journal.stats()
-        return { bytes: j.segmentBytes, deadLetters: j.deadLetters, pendingResults: j.pendingResults, openRequests: j.openRequests, writeErrors: j.writeErrors }
-      },
-    },
-  })
-  pbx.onConnected(() => metrics.eslConnected())
-  pbx.onEvent((e) => metrics.eslEvent(e))
-  // The one table of live channels, fed by FreeSWITCH's events: origination and CTI read it.
-  const channels = createChannelModel({
-    pbx,
-    logger: logger.child({ part: 'channels' }),
-    directory: () => store.current().directory,
-    commandTimeoutMs: cfg.freeswitch.command_timeout_ms,
-  })
-
-  // A node of a cluster (docs/cluster.md), only with a `cluster` section: loaded on demand, so a
-  // single node never loads Redis. Its counts are the engine's, bound once the engine exists; its
-  // journal is mirrored into Redis for its peers (src/cluster/results.ts).
-  let inUseOf = (_domain: string): number => 0
-  const cluster: ClusterNode | undefined =
-    cfg.cluster === undefined
-      ? undefined
-      : await (await import('./cluster/index.js')).startCluster(cfg.cluster, {
-          apiUrl: baseUrl,
-          domains: () => store.current().config.domains.map((d) => d.name),
-          localInUse: (d) => inUseOf(d),
-          apiPrefix: () => store.current().config.daemon.http.prefix,
-          journal,
-          logger: logger.child({ part: 'cluster' }),
-          // Its box's registrations, published for call_user on other nodes (sofia events subscribed only here).
-          box: boxRegistrations(pbx, cfg.freeswitch.command_timeout_ms),
-        })
-  const resultJournal = cluster?.journal ?? journal
-
-  const callbackTransport = createCallbackTransport(() => store.current().config.daemon.callbacks)
-  const callbacks = new CallbackDispatcher({
-    settings: () => store.current().config.daemon.callbacks,
-    secretFor: (domain) => store.current().directory.domain(domain)?.config.callback_secret,
-    // The one outbound transport with callbacks.allow: every attempt's address is checked.
-    transport: callbackTransport,
-    journal: resultJournal,
-    logger: logger.child({ part: 'callbacks' }),
-  })
-  await callbacks.start()
-  // In a cluster: results of dead peers are delivered here (src/cluster/takeover.ts).
-  cluster?.takeOver(callbacks)
-
-  const engine = createEngine({
-    pbx,
-    channels,
-    runtime,
-    callbacks,
-    logger: logger.child({ part: 'engine' }),
-    sipProfile: cfg.freeswitch.sip_profile,
-    huntConcurrency: cfg.hunt.concurrency_per_domain,
-    commandTimeoutMs: cfg.freeswitch.command_timeout_ms,
-    ...(cluster !== undefined ? { sharedLimit: cluster.sharedLimit } : {}),
-    // Durable before a request's first originate (origination/intents.ts): a crash before the reply loses nothing.
-    intents: journalIntents(journal),
-    // Under a sped-up simulator the engine's own timers (hunt budget, watchdog) must follow.
-    ...(simulator !== undefined ? { timeScale: opts.simulatorTimeScale ?? 1 } : {}),
-  })
-  inUseOf = (d) => engine.inUse(d)
-  // A request without callback_url is over once its outcome is known (with one, its result record ends it).
-  engine.onOutcome((o) => void resultJournal.ended(o.requestId))
-  // Requests an earlier run accepted without a result: adopted while their legs live, else their
-  // legs' records (or outcome_unknown) give the result (origination/recovery.ts). Not awaited: it
-  // waits for FreeSWITCH; results already journaled are the dispatcher's own to send again.
-  // Idempotency-Key replies of the last 24 h, as the journal kept them across restarts; keys of
-  // originates whose reply was never decided wait for recovery (api/unsettled-intents.ts).
-  const idempotency = idempotencyStoreOf(journal.replay().idempotencyKeys, cluster !== undefined ? { shared: cluster.idempotency } : {})
-  const intents = unsettledIntents(journal, idempotency, journal.replay().unsettledIntents)
-  engine.recover(resultJournal.replay().openRequests, intents).catch((e: unknown) => logger.error({ err: e }, 'recovery failed'))
-
-  // Every IVR request goes through the one outbound transport with ivr.fetch_allow, read at each
-  // connection (a reload applies to the next one).
-  const ivrTransport = createIvrTransport({ allow: () => allowListOf(store.current().config.daemon.ivr.fetch_allow) })
-  const fetcher = createFetcher({
-    transport: ivrTransport,
-    logger: logger.child({ part: 'ivr-fetch' }),
-    accept: acceptIvrDocument,
-  })
-  const ivr = createIvrRunner({ pbx, runtime, fetcher: countingFetcher(fetcher, (kind, outcome) => metrics.ivrFetch(kind, outcome)), logger: logger.child({ part: 'ivr' }), transferGate: engine })
-
-  // One failed-authentication throttle for the API listener: its routes, gen_ws_ticket, the ws_cti upgrade (api/throttle.ts).
-  const throttle = new AuthThrottle(() => store.current().config.daemon.http.auth_throttle, logger.child({ part: 'auth-throttle' }))
-  // In a cluster the view holds every box's channels; commands go to the channel's node (src/cluster/cti-view.ts).
-  const cti = createCti({ runtime, pbx, channels, logger: logger.child({ part: 'cti' }), throttle, ...(cluster !== undefined ? { peers: cluster.ctiPeers } : {}) })
-  const app = createApp({
-    runtime,
-    throttle,
-    engine: registeringIvrSources(engine, ivr),
-    health: pbx,
-    journal: resultJournal,
-    // Idempotency-Key replies of the last 24 h, as the journal kept them across restarts.
-    idempotency,
-    logger: logger.child({ part: 'api' }),
-    onRequest: (r) => metrics.request(r),
-    ...(cluster !== undefined ? { forwardUnregistered: cluster.forwardUnregistered } : {}),
-    routers: [cti.router],
-    // No credential compared there: served even to an address the throttle blocks (api/throttle.ts).
-    publicRouters: [metricsRouter(metrics), ui.value],
-  })
-  server.on('request', app.callback())
-  // FreeSWITCH's listener has its own throttle (same http.auth_throttle settings, its own
-  // counts): a local API client guessing tokens must not lock FreeSWITCH out of its documents.
-  const xmlCurlThrottle = new AuthThrottle(() => store.current().config.daemon.http.auth_throttle, logger.child({ part: 'xml_curl-auth-throttle' }))
-  const xmlCurlHandler = xmlCurlListener({
-    runtime,
-    logger: logger.child({ part: 'xml_curl' }),
-    ivr,
-    // The dialplan bridges a request's destination only while the engine holds channels for it.
-    bridgeGate: engine,
-    onAnswer: (a) => metrics.xmlCurl(a),
-    guard: {
-      blocked: (address) => {
-        const b = xmlCurlThrottle.blocked(address)
-        return b === undefined ? undefined : { status: statusOf(b.error), retryAfterSec: b.retryAfterSec, body: errorBody(b.error) }
-      },
-      failed: (address, claimed) => xmlCurlThrottle.failed(address, claimed),
-    },
-  })
-  xmlCurlServer.on('request', xmlCurlHandler)
-  cti.attach(server)
-
-  store.onReload((r) => simulator?.setDomains(r.config.domains))
+  const started = await daemonParts({ opts, store, logger }).start(logger)
+  if (!started.ok) return started
+  const { made, stop: stopParts } = started.value
+  const { server, baseUrl, xmlCurlUrl } = made
 
   let stopping: Promise<void> | undefined
   const stop = () => {
     stopping ??= (async () => {
       logger.info('stopping: no new requests; delivering pending callbacks')
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()))
-      server.closeIdleConnections()
-      await cti.close()
-      await engine.close()
-      channels.close()
-      await ivr.close()
-      // FreeSWITCH's documents are served until no leg of ours may still ask for one.
-      const xmlCurlClosed = new Promise<void>((resolve) => xmlCurlServer.close(() => resolve()))
-      xmlCurlServer.closeAllConnections()
-      await xmlCurlClosed
-      const flushed = await callbacks.shutdown(10_000)
-      logger.info(flushed, 'callbacks flushed')
-      // After the last acknowledgement is in the node's stream: a peer taking it over later
-      // (this node never back) delivers only what was really left.
-      await cluster?.close()
-      await Promise.all([callbackTransport.close(), ivrTransport.close()])
-      await journal.close()
-      await pbx.close()
-      await simulator?.close()
-      metrics.close()
-      server.closeAllConnections()
-      await closed
+      await stopParts()
       logger.info('stopped')
     })()
     return stopping
@@ -375,25 +394,13 @@ export async function startDaemon(opts: DaemonOptions): Promise<Result<Daemon, s
     return ok(undefined)
   }
 
+  const tls = store.current().config.tls
   logger.info({ url: baseUrl, xml_curl: xmlCurlUrl, mode: cfg.freeswitch.mode }, 'daemon listening')
   if (tls !== undefined) logger.info({ cert_file: tls.certFile, subject: tls.subject, valid_to: tls.validTo.toISOString() }, 'API listener on HTTPS (TLS 1.2 and later)')
   logger.info({ url: `${baseUrl}${METRICS_PATH}` }, 'Prometheus metrics served (on the API listener, no authentication)')
   if (!isLoopbackHost(cfg.xml_curl.host)) {
     logger.warn({ host: cfg.xml_curl.host }, 'xml_curl listener is not on loopback: it serves every SIP password to whoever has its credentials; firewall it (docs/deploy.md "Listeners")')
   }
+  const { pbx, simulator, httpPort, xmlCurlPort, xmlCurlBaseUrl } = made
   return ok({ store, logger, pbx, simulator, httpPort, baseUrl, xmlCurlPort, xmlCurlBaseUrl, xmlCurlUrl, reload, stop })
-}
-
-/**
- * An `xml_url:` destination's document must be known to the IVR runner before the leg is
- * originated: the dialplan hands the answered leg over under the request id, and the
- * xml_curl router accepts that key only if the runner holds it.
- */
-function registeringIvrSources(engine: OriginationEngine, ivr: IvrRunner): OriginationEngine {
-  return {
-    originate(plan) {
-      if (plan.destination.kind === 'ivr') ivr.register(plan.domain, plan.requestId, plan.destination.source)
-      return engine.originate(plan)
-    },
-  }
 }
