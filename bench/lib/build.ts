@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 /** Inside node_modules so that the compiled files resolve the project's packages. */
-export const BUILD_DIR = join(ROOT, 'node_modules', '.cache', 'cod-bench', 'dist')
+const BUILD_DIR = join(ROOT, 'node_modules', '.cache', 'cod-bench', 'dist')
 
 function newestMtime(dir: string): number {
   let newest = 0

@@ -11,10 +11,10 @@ import { join } from 'node:path'
 import YAML from 'yaml'
 
 export const DOMAIN = 'bench.test'
-export const TOKEN = 'bench-token-0123456789'
+const TOKEN = 'bench-token-0123456789'
 export const GATEWAY = 'pstn-bench'
 export const XML_CURL = { path: '/freeswitch', username: 'freeswitch', password: 'bench-xml-curl-secret' }
-export const CALLBACK_SECRET = 'bench-signing-secret-0123'
+const CALLBACK_SECRET = 'bench-signing-secret-0123'
 export const ESL_PASSWORD = 'ClueCon'
 export const AUTH = `Basic ${Buffer.from(`${DOMAIN}:${TOKEN}`).toString('base64')}`
 

@@ -10,7 +10,7 @@ export interface LatencySummary {
 }
 
 /** Nearest-rank percentile of an ascending array. */
-export function percentile(sorted: ArrayLike<number>, p: number): number {
+function percentile(sorted: ArrayLike<number>, p: number): number {
   if (sorted.length === 0) return NaN
   const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))
   return sorted[rank] as number

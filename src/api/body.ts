@@ -11,7 +11,7 @@ import { err, ok, type Result } from '../util/result.js'
 const UNSUPPORTED = apiError('unsupported_media_type', 'the request body must be JSON sent with Content-Type: application/json')
 
 /** `application/json`, optionally with `charset=utf-8`; nothing else (no +json variants, no forms). */
-export function isJsonContentType(header: string | undefined): boolean {
+function isJsonContentType(header: string | undefined): boolean {
   if (header === undefined) return false
   const [type, ...params] = header.split(';').map((s) => s.trim().toLowerCase())
   if (type !== 'application/json') return false

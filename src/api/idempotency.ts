@@ -26,7 +26,7 @@ import { apiError, type ApiError } from './errors.js'
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key'
 /** Set on a reply given again for a repeated key. */
 export const REPLAYED_HEADER = 'Idempotent-Replayed'
-export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
+const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
 
 /** What an Idempotency-Key may be (also the OpenAPI document's pattern, api/openapi/). */
 export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/

@@ -11,7 +11,7 @@ import { timeoutSchema } from './schema/scalars.js'
 import { err, ok, type Result } from '../util/result.js'
 
 export { oneOf } from './schema/identifiers.js'
-export { resolveGroupRef, resolveUser } from './records.js'
+export { resolveUser } from './records.js'
 
 export type Body = Readonly<Record<string, unknown>>
 

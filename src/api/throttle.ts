@@ -95,7 +95,10 @@ class WindowTable {
   }
 }
 
-/** The key a client address is counted under: IPv4 as is (also when IPv4-mapped), IPv6 by its /64. */
+/**
+ * The key a client address is counted under: IPv4 as is (also when IPv4-mapped), IPv6 by its /64.
+ * @internal Exported for tests: test/api checks the IPv4/IPv6 keys one by one.
+ */
 export function clientKey(remoteAddress: string | undefined): string {
   if (remoteAddress === undefined || remoteAddress === '') return 'unknown'
   const address = remoteAddress.replace(/%.*$/, '').toLowerCase()

@@ -39,7 +39,10 @@ export interface AttemptContext {
   readonly transport: OutboundTransport
 }
 
-/** The request headers of one attempt; the signature carries this attempt's own timestamp. */
+/**
+ * The request headers of one attempt; the signature carries this attempt's own timestamp.
+ * @internal Exported for tests: test/openapi checks they match the documented headers.
+ */
 export function attemptHeaders(req: AttemptRequest, nowMs: number, userAgent: string): Record<string, string> {
   const h: Record<string, string> = {
     'content-type': 'application/json',

@@ -20,7 +20,7 @@ export function callbackBody(result: CallResult): string {
 }
 
 /** The exact string signed: `<t>.<body>`, t in unix seconds. */
-export const signedPayload = (timestampSec: number, body: string): string => `${timestampSec}.${body}`
+const signedPayload = (timestampSec: number, body: string): string => `${timestampSec}.${body}`
 
 /** `t=<unix seconds>,v1=<hex HMAC-SHA256(secret, t + "." + body)>` */
 export function signatureHeader(secret: string, timestampSec: number, body: string): string {
@@ -31,6 +31,7 @@ export function signatureHeader(secret: string, timestampSec: number, body: stri
 /**
  * Reference verification, as a receiver should do it (docs/callbacks.md): recompute the MAC
  * over the raw body bytes, compare in constant time, and refuse stale timestamps (replay).
+ * @internal Exported for tests: the receiving side of the signature, for test/callbacks.
  */
 export function verifySignature(
   secret: string,

@@ -41,7 +41,6 @@ import { createCallbackTransport } from './transport.js'
 import type { CallbackSettings, CallbackSink, CallResult } from './types.js'
 
 export type { CallbackSettings, CallbackSink, CallResult } from './types.js'
-export { DEFAULT_USER_AGENT } from './attempt.js'
 
 export interface CallbackDispatcherOptions {
   /** The `callbacks` section of daemon.yaml, read at each use so that SIGHUP applies. */

@@ -28,7 +28,10 @@ export function classifyStatus(status: number, retryAfter: string | null, nowMs:
   return { kind: 'fatal', reason: `HTTP ${status}`, status }
 }
 
-/** Retry-After (RFC 9110 10.2.3): delay-seconds or an HTTP-date; anything else is ignored. */
+/**
+ * Retry-After (RFC 9110 10.2.3): delay-seconds or an HTTP-date; anything else is ignored.
+ * @internal Exported for tests: test/callbacks checks the header forms one by one.
+ */
 export function parseRetryAfter(value: string | null, nowMs: number): number | undefined {
   if (value === null) return undefined
   const v = value.trim()
@@ -44,6 +47,7 @@ export function parseRetryAfter(value: string | null, nowMs: number): number | u
  * exponential from backoff_initial_ms, capped at backoff_max_ms, with "equal jitter" (half
  * fixed, half random) so that receivers coming back up are not hit by every sender at once
  * while the delay still grows.
+ * @internal Exported for tests: test/callbacks checks the schedule without waiting it out.
  */
 export function backoffDelay(retry: number, s: Backoff, random: () => number): number {
   const exp = s.backoff_initial_ms * 2 ** Math.min(Math.max(retry - 1, 0), 30)

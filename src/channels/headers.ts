@@ -22,7 +22,7 @@ export function microsToMs(s: string | undefined): number | undefined {
 }
 
 /** The domain part of `user@domain`, `domain` or `host:port`, lower-cased. */
-export function domainPart(s: string | undefined): string | undefined {
+function domainPart(s: string | undefined): string | undefined {
   if (s === undefined || s === '') return undefined
   const at = s.lastIndexOf('@')
   const host = at >= 0 ? s.slice(at + 1) : s

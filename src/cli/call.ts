@@ -9,7 +9,7 @@ import { openCtiFeed, RequestChannels, type ChannelEvent, type CtiFeed } from '.
 import { err, ok, type Result } from '../util/result.js'
 import { EXIT_OK, EXIT_PROBLEMS, parseCommandLine, stringOpt, usageError, type CliIo, type ExitCode } from './io.js'
 
-export const CALL_USAGE = `usage: cod call <operation> --domain D [--token T] [--url http://127.0.0.1:8080] [--prefix /api]
+const CALL_USAGE = `usage: cod call <operation> --domain D [--token T] [--url http://127.0.0.1:8080] [--prefix /api]
                 [--json '{...}' | key=value ... key:=<json> ...] [--timeout 120] [--raw] [--no-events]
 
 Sends one request (operation: call_user, call_group, call_external, initiate_call) to a

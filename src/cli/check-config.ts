@@ -11,7 +11,7 @@ import { stateDirProblems } from '../config/state-dirs.js'
 import { runtimeOf } from '../runtime/store.js'
 import { EXIT_OK, EXIT_PROBLEMS, parseOrExit, usageError, type CliIo, type ExitCode } from './io.js'
 
-export const CHECK_CONFIG_USAGE = `usage: cod check-config <daemon.yaml>
+const CHECK_CONFIG_USAGE = `usage: cod check-config <daemon.yaml>
 
 Loads the daemon's file and every domain file of its \`directory\` with the daemon's own loader
 and prints each problem as "<file>: <key path>: <reason>" (the lines a refused start or reload

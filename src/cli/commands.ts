@@ -30,7 +30,7 @@ const SUBCOMMANDS: Readonly<Record<string, Subcommand>> = {
   },
 }
 
-export const COD_USAGE = `usage: cod <command> [options]     (cod <command> --help for each)
+const COD_USAGE = `usage: cod <command> [options]     (cod <command> --help for each)
 
 ${Object.entries(SUBCOMMANDS)
   .map(([name, c]) => `  ${name.padEnd(14)}${c.summary}`)

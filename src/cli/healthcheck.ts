@@ -11,7 +11,7 @@ import { urlHostOf } from '../config/endpoints.js'
 import { formatProblem, loadConfig } from '../config/load.js'
 import { EXIT_OK, EXIT_PROBLEMS, parseOrExit, stringOpt, usageError, type CliIo, type ExitCode } from './io.js'
 
-export const HEALTHCHECK_USAGE = `usage: cod healthcheck [--config FILE] [--timeout-ms 2500]
+const HEALTHCHECK_USAGE = `usage: cod healthcheck [--config FILE] [--timeout-ms 2500]
 
 Asks the running daemon's GET /healthz on the API listener its configuration names
 (http.host, http.port; a wildcard host is asked on loopback; https when http.tls is set, its

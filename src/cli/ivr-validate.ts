@@ -11,7 +11,7 @@ import { DEFAULT_IVR_LIMITS } from '../ivr/syntax/types.js'
 import { err, ok, type Result } from '../util/result.js'
 import { EXIT_OK, EXIT_PROBLEMS, parseOrExit, readAll, usageError, type CliIo, type ExitCode } from './io.js'
 
-export const IVR_USAGE = `usage: cod ivr validate <file|-> [<file> ...]
+const IVR_USAGE = `usage: cod ivr validate <file|-> [<file> ...]
 
 Validates IVR documents (docs/ivr.md) with the daemon's parser: unknown elements and attributes,
 wrong nesting, values out of range, bad {{ expressions }}, GoTo targets that do not exist,

@@ -21,7 +21,7 @@ import { createLogger } from '../util/logger.js'
 import { readDeadLetters } from './journal-reader.js'
 import { EXIT_OK, EXIT_PROBLEMS, parseOrExit, stringOpt, usageError, type CliIo, type ExitCode } from './io.js'
 
-export const RESULTS_USAGE = `usage: cod results list      [--config conf/daemon.yaml] [--domain D] [--json]
+const RESULTS_USAGE = `usage: cod results list      [--config conf/daemon.yaml] [--domain D] [--json]
        cod results redeliver [--config conf/daemon.yaml] (<delivery-id> ... | --all [--domain D])
 
 Dead letters: results whose callback was given up (after callbacks.give_up_after_ms of

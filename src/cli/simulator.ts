@@ -9,7 +9,7 @@ import { EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, type CliIo, type ExitCode } from '.
 
 const renamed = (s: string): string => s.replaceAll('node dist/sim/main.js', 'cod simulator')
 
-export const SIMULATOR_HELP = `${renamed(SIMULATOR_USAGE)}
+const SIMULATOR_HELP = `${renamed(SIMULATOR_USAGE)}
 The sandbox: run the daemon with the same file in freeswitch mode (cod start), and this beside it;
 the simulator plays each domain's sim settings and fetches the daemon's xml_curl documents.
 

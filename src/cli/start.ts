@@ -6,7 +6,7 @@
 import { startDaemon } from '../daemon.js'
 import { EXIT_OK, EXIT_PROBLEMS, parseOrExit, stringOpt, type CliIo, type ExitCode } from './io.js'
 
-export const START_USAGE = `usage: cod start [--config conf/daemon.yaml]
+const START_USAGE = `usage: cod start [--config conf/daemon.yaml]
 
 Starts the daemon on the configuration file (and the domain files of its \`directory\`). Logs
 are JSON lines on stdout. SIGHUP reloads the configuration (a bad file keeps the running one);
@@ -28,7 +28,7 @@ a second signal; 2 a wrong command line.
  * shell's Ctrl-C, believes stopping forever. Cutting a stop short loses nothing: what was
  * accepted is in the journal already (docs/callbacks.md "Durability").
  */
-export const SHUTDOWN_DEADLINE_MS = 14_000
+const SHUTDOWN_DEADLINE_MS = 14_000
 
 /** The signals a running daemon listens to (process, or a stand-in in tests). */
 export interface SignalSource {
@@ -52,6 +52,7 @@ const deadlineAfter = (ms: number): Promise<void> => new Promise((resolve) => se
 /**
  * `stop()`, bounded: whichever comes first of its end, `deadline`, or `cut` (a second signal).
  * The stop itself is not undone: the process exits and its sockets go with it.
+ * @internal Exported for tests: test/cli checks the deadline and the second signal in-process.
  */
 export function stopWithin(stop: () => Promise<void>, deadline: Promise<void>, cut: Promise<string>): Promise<StopOutcome> {
   return Promise.race([

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto'
 import { domainSchema } from '../config/schema.js'
 import { EXIT_OK, EXIT_PROBLEMS, parseOrExit, readAll, usageError, type CliIo, type ExitCode } from './io.js'
 
-export const TOKEN_USAGE = `usage: cod token hash  < file-with-the-token
+const TOKEN_USAGE = `usage: cod token hash  < file-with-the-token
        printf %s "$TOKEN" | cod token hash
 
 Reads one API token on stdin (one trailing newline is ignored) and prints "sha256:<hex>", the

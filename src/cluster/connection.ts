@@ -8,7 +8,7 @@ import { Redis } from 'ioredis'
 import type { Logger } from '../util/logger.js'
 
 /** An admission waits this long for Redis at most; then it is refused with 503. */
-export const COMMAND_TIMEOUT_MS = 1000
+const COMMAND_TIMEOUT_MS = 1000
 /** Reconnection attempts are spaced 100 ms, 200 ms, ... up to this. */
 const MAX_RECONNECT_DELAY_MS = 1000
 

@@ -22,7 +22,7 @@ import type { ClusterKeys } from './keys.js'
 import { commandMessage, parseCommandMessage, parseReplyMessage, replyMessage } from './cti-wire.js'
 
 /** A forwarded command waits this long for the owning node's answer (its ESL command's own timeout is shorter). */
-export const COMMAND_TIMEOUT_MS = 10_000
+const COMMAND_TIMEOUT_MS = 10_000
 
 export interface CommandRelayDeps {
   readonly conn: ClusterConnection

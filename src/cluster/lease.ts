@@ -13,7 +13,10 @@ import type { ClusterConnection } from './connection.js'
 import type { ClusterKeys } from './keys.js'
 import { RENEW, runScript } from './scripts.js'
 
-/** How often changed counts are published. */
+/**
+ * How often changed counts are published.
+ * @internal Exported for tests: test/cluster waits for the publications.
+ */
 export const PUBLISH_MS = 250
 
 export interface LeaseDeps {

@@ -59,7 +59,7 @@ function validate<S extends z.ZodType>(schema: S, file: string, raw: unknown): R
 }
 
 /** Checks that need the whole domain: uniqueness of keys and group members that exist. */
-export function crossCheckDomain(file: string, d: DomainConfig, expectedName?: string): ConfigProblem[] {
+function crossCheckDomain(file: string, d: DomainConfig, expectedName?: string): ConfigProblem[] {
   const problems: ConfigProblem[] = []
   const add = (path: string, reason: string) => problems.push({ file, path, reason })
   if (expectedName !== undefined && d.name !== expectedName) {

@@ -18,7 +18,7 @@ export const DIGITS_RE = /^[0-9]{1,32}$/
 export const PSTN_RE = /^\+?[0-9*#]{1,32}$/
 export const isPstnNumber = (s: string): boolean => s.length >= 2 && s.length <= 32 && PSTN_RE.test(s)
 /** ivr.media_dir by default: where packaged FreeSWITCH keeps the sound_prefix of FreeSWITCH's vanilla vars.xml. */
-export const DEFAULT_MEDIA_DIR = '/usr/share/freeswitch/sounds/en/us/callie'
+const DEFAULT_MEDIA_DIR = '/usr/share/freeswitch/sounds/en/us/callie'
 export const DOMAIN_RE = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/
 const TOKEN_RE = /^(sha256:[0-9a-f]{64}|[\x21-\x7e]{16,256})$/
 // eslint-disable-next-line no-control-regex -- refusing control characters is the point

@@ -14,6 +14,7 @@ export interface StateDir {
   readonly dir: string
 }
 
+/** @internal Exported for tests: test/cli checks where the image keeps its state. */
 export function stateDirsOf(config: LoadedConfig): StateDir[] {
   const journal = config.daemon.journal
   // A journal switched off (benchmarks) writes nothing.

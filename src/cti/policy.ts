@@ -30,7 +30,7 @@ import type { CtiError } from './protocol.js'
 /** How the connection was authenticated: an API token (HTTP Basic) or a one-time ticket. */
 export type Credential = 'token' | 'ticket'
 
-export const PSTN_TRANSFER_PRIVILEGE = 'CTI_PSTN_TRANSFER_ALLOWED'
+const PSTN_TRANSFER_PRIVILEGE = 'CTI_PSTN_TRANSFER_ALLOWED'
 
 const denied = (description: string): CtiError => ({ id: 'permission_denied', description })
 

@@ -8,6 +8,7 @@ import type { ChannelRecord } from '../channels/index.js'
 import { CHANNEL_VARS } from '../pbx/channel-vars.js'
 import type { ChannelView, PeerLocation } from './protocol.js'
 
+/** @internal Exported for tests: test/cti checks the view of a channel without a socket. */
 export function viewOf(ch: ChannelRecord): ChannelView {
   // A gateway leg is external; a leg with a user is that user's terminal; the API's
   // call_external originating leg goes to the PSTN even when no gateway variable is seen.

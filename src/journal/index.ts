@@ -11,7 +11,7 @@ import { nullJournal } from './null-journal.js'
 import type { Journal } from './types.js'
 
 export type * from './types.js'
-export { IDEMPOTENCY_TTL_MS } from './types.js'
+/** @internal Exported for tests: test/callbacks and test/cluster run without a journal. */
 export { nullJournal } from './null-journal.js'
 
 export interface OpenJournalOptions {
@@ -25,7 +25,7 @@ export interface OpenJournalOptions {
 }
 
 /** The folder used when `journal.dir` is not set: `journal` beside daemon.yaml. */
-export const defaultJournalDir = (configFile: string): string => resolve(dirname(configFile), 'journal')
+const defaultJournalDir = (configFile: string): string => resolve(dirname(configFile), 'journal')
 
 /** The configured folder, relative paths taken from daemon.yaml's folder. */
 export const journalDirOf = (configFile: string, dir: string | undefined): string =>

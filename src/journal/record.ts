@@ -87,7 +87,6 @@ export const recordSchema = z.discriminatedUnion('k', [
 ])
 
 export type JournalRecord = z.infer<typeof recordSchema>
-export type RecordKind = JournalRecord['k']
 
 const hex8 = (n: number): string => n.toString(16).padStart(8, '0')
 

@@ -14,7 +14,7 @@ import { makeWritableFolder } from '../util/writable-folder.js'
 
 const SEGMENT = /^segment-(\d{10})\.log$/
 
-export const segmentName = (seq: number): string => `segment-${String(seq).padStart(10, '0')}.log`
+const segmentName = (seq: number): string => `segment-${String(seq).padStart(10, '0')}.log`
 
 export interface SegmentFile {
   readonly seq: number
@@ -42,7 +42,7 @@ export async function listSegments(dir: string): Promise<SegmentFile[]> {
 export const readSegment = (path: string): Promise<string> => readFile(path, 'utf8')
 
 /** Makes a rename or an unlink in the folder durable. */
-export async function syncDir(dir: string): Promise<void> {
+async function syncDir(dir: string): Promise<void> {
   const fh = await open(dir, 'r')
   try {
     await fh.sync()

@@ -5,7 +5,10 @@
  * fixed set of route names.
  */
 
-/** The label value of every domain that is not configured now. */
+/**
+ * The label value of every domain that is not configured now.
+ * @internal Exported for tests: test/metrics looks for the label.
+ */
 export const OTHER_DOMAIN = '_other'
 
 /** The lower-case configured name, or OTHER_DOMAIN. */

@@ -138,7 +138,10 @@ const formatV6 = (v: bigint): string => {
 const contains = (c: Cidr, ip: Ip): boolean =>
   c.family === ip.family && ip.value >> BigInt(bitsOf(c.family) - c.prefix) === c.network >> BigInt(bitsOf(c.family) - c.prefix)
 
-/** Parse one CIDR ("10.0.0.0/8", "fd00::/8") or a bare address (a single host). */
+/**
+ * Parse one CIDR ("10.0.0.0/8", "fd00::/8") or a bare address (a single host).
+ * @internal Exported for tests: test/net checks the CIDR forms one by one.
+ */
 export const parseCidr = (text: string): Result<Cidr, string> => {
   if (typeof text !== 'string' || text.length === 0) return err('empty entry')
   const slash = text.indexOf('/')

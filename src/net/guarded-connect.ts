@@ -27,7 +27,10 @@ import { bareHostname, checkAll, type OutboundPolicy, type PinnedAddress } from 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void
 export type LookupHook = (hostname: string, options: LookupOptions, callback: LookupCallback) => void
 
-/** Answers with the given (checked) addresses only, in the form node asked for (`all`, `family`). */
+/**
+ * Answers with the given (checked) addresses only, in the form node asked for (`all`, `family`).
+ * @internal Exported for tests: test/ivr/fetch checks the pinned answer.
+ */
 export const pinnedLookup =
   (addresses: readonly PinnedAddress[]): LookupHook =>
   (hostname, options, callback) => {

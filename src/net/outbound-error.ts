@@ -22,8 +22,6 @@ export type OutboundError =
   /** Connection refused or reset, TLS failure, malformed answer... */
   | { readonly kind: 'network'; readonly message: string }
 
-export type OutboundErrorKind = OutboundError['kind']
-
 /**
  * The exception a guarded lookup or connect hands to undici, which passes it through to the
  * request unchanged: the transport unwraps the OutboundError it carries.

@@ -17,7 +17,7 @@ import { err, ok, type Result } from '../util/result.js'
  * configuration with a lower security level): TLS 1.0 and 1.1 lack the modern AEAD ciphers
  * and are deprecated (RFC 8996).
  */
-export const MIN_TLS_VERSION = 'TLSv1.2'
+const MIN_TLS_VERSION = 'TLSv1.2'
 
 export interface TlsFiles {
   /** PEM certificate, the server's first, then its intermediates (a chain file). */

@@ -78,7 +78,7 @@ export interface OutboundTransport {
 }
 
 /** An absolute http(s) URL with a host, or `bad_url`. */
-export function parseOutboundUrl(raw: string, base?: URL): Result<URL, OutboundError> {
+function parseOutboundUrl(raw: string, base?: URL): Result<URL, OutboundError> {
   let url: URL
   try {
     url = base === undefined ? new URL(raw) : new URL(raw, base)

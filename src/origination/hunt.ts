@@ -52,7 +52,10 @@ export interface HuntTimes {
   readonly memberAnswerTimeoutSec: number
 }
 
-/** The timeout of the next member's originate, or undefined when the hunt has no time left. */
+/**
+ * The timeout of the next member's originate, or undefined when the hunt has no time left.
+ * @internal Exported for tests: test/origination checks the per-member timeouts.
+ */
 export function memberTimeout(times: HuntTimes, elapsedSec: number): number | undefined {
   const left = times.answerTimeoutSec - elapsedSec
   // originate_timeout is whole seconds: round to the nearest, so the hunt overshoots by < 0.5 s.

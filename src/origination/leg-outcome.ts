@@ -54,7 +54,7 @@ export function applyLegEvent(leg: LegState, e: LegEvent): void {
 }
 
 /** The cause of a failed originate: a leg's real cause, else the job's, else a cancel cause. */
-export function pickCause(legs: ReadonlyMap<string, LegState>, fallbackCause: string | undefined): string {
+function pickCause(legs: ReadonlyMap<string, LegState>, fallbackCause: string | undefined): string {
   const causes = [...legs.values()].map((l) => l.cause).filter((c): c is string => c !== undefined)
   return causes.find((c) => !isCancelCause(c)) ?? fallbackCause ?? causes[0] ?? 'UNKNOWN'
 }

@@ -40,7 +40,7 @@ const destinationVars = (plan: OriginationPlan): Record<string, string> => {
   }
 }
 
-export const endUserOf = (plan: OriginationPlan): EndUser | undefined => {
+const endUserOf = (plan: OriginationPlan): EndUser | undefined => {
   if (plan.endUser !== undefined) return plan.endUser
   if (plan.destination.kind === 'pstn' && plan.destination.endUser !== undefined) return plan.destination.endUser
   if (plan.originator.kind === 'pstn') return plan.originator.endUser
@@ -48,7 +48,7 @@ export const endUserOf = (plan: OriginationPlan): EndUser | undefined => {
 }
 
 /** The number shown on the originating leg (docs/engine.md "Caller id"). */
-export const callerIdNumberOf = (plan: OriginationPlan, dom: DomainDirectory): string | undefined => {
+const callerIdNumberOf = (plan: OriginationPlan, dom: DomainDirectory): string | undefined => {
   const o = plan.originator
   if (o.kind === 'pstn') return o.callingNumber ?? dom.config.calling_numbers[0]
   // A phone ringing for a click-to-call shows whom it will be connected to.

@@ -21,9 +21,13 @@ export interface CallbackSink {
   deliver(domain: string, url: string, result: CallResult, meta: { readonly requestId: string }): void
 }
 
+/** @internal Exported for tests: tests build the results a callback carries. */
 export const answered = (uuid: string): CallResult => ({ result_code: 0, uuid })
 
-/** A failure result carrying the raw cause (`-ERR <CAUSE>` without the prefix). */
+/**
+ * A failure result carrying the raw cause (`-ERR <CAUSE>` without the prefix).
+ * @internal Exported for tests: test/openapi builds a failure result.
+ */
 export const notAnswered = (cause: string): CallResult => ({
   result_code: 500,
   error: { id: errorIdOfCause(cause), cause: cause.trim() === '' ? 'UNKNOWN' : cause.trim() },

@@ -9,7 +9,7 @@ import type { IvrSource } from '../ivr/source.js'
 import type { Operation } from '../pbx/channel-vars.js'
 import type { EndUser } from '../pbx/end-user.js'
 import type { Result } from '../util/result.js'
-import { refusal, type OriginationRefusal } from './refusal.js'
+import type { OriginationRefusal } from './refusal.js'
 
 /** The operation of a plan (the API's four), stamped on its legs as `cod_operation`. */
 export type { Operation }
@@ -69,9 +69,4 @@ export interface OriginationEngine {
    * is refused with its reason (refusal.ts), as a value.
    */
   originate(plan: OriginationPlan): Promise<Result<OriginationAccepted, OriginationRefusal>>
-}
-
-/** The engine used until a PBX connection is wired in: never a fake success. */
-export const unavailableEngine: OriginationEngine = {
-  originate: async () => ({ ok: false, error: refusal('pbx_unavailable', 'FreeSWITCH is not connected') }),
 }

@@ -80,7 +80,10 @@ export interface RecoveryDeps {
   readonly graceMs: number
 }
 
-/** Logged when a start finds work left by an earlier run (tests look for it). */
+/**
+ * Logged when a start finds work left by an earlier run (tests look for it).
+ * @internal Exported for tests: test/recovery looks for this log line.
+ */
 export const RECOVERY_STARTS = 'recovery: requests accepted by an earlier run without a result, or originates without a reply'
 
 const OPERATIONS: readonly Operation[] = ['call_user', 'call_group', 'call_external', 'initiate_call']
@@ -100,7 +103,7 @@ interface Adopted {
  * The outcome of legs none of which is live: an answered leg (not one answered only to lose a
  * race) wins; else a failure with a leg's cause; unknown when no leg was ever seen.
  */
-export function outcomeOfEndedLegs(legs: ReadonlyMap<string, LegState>): AttemptOutcome {
+function outcomeOfEndedLegs(legs: ReadonlyMap<string, LegState>): AttemptOutcome {
   const answered = [...legs.entries()].filter(([, l]) => l.answered)
   const winner = answered.find(([, l]) => !isCancelCause(l.cause ?? '')) ?? answered[0]
   if (winner !== undefined) return { answered: true, uuid: winner[0] }

@@ -15,7 +15,7 @@ import type { FsEvent } from './types.js'
 import { err, ok, type Result } from '../util/result.js'
 
 /** The CUSTOM subclasses of mod_sofia's registrar (sofia_reg.c, as in the capture). */
-export const SOFIA_REGISTRATION_SUBCLASSES = ['sofia::register', 'sofia::unregister', 'sofia::expire'] as const
+const SOFIA_REGISTRATION_SUBCLASSES = ['sofia::register', 'sofia::unregister', 'sofia::expire'] as const
 
 export type RegistrationChange =
   /** A terminal registered or re-registered; `expiresInS` as the phone asked (seconds). */
@@ -45,6 +45,7 @@ export interface BoxRegistrations {
  * A sofia registration event as a change; undefined for what is not one (another subclass, no
  * user). The user is sofia's `username` (the name the directory authenticated, what
  * sofia_contact looks up), falling back to `user`/`from-user`; the domain is the `realm`.
+ * @internal Exported for tests: test/pbx feeds it captured events.
  */
 export function registrationChange(e: FsEvent): RegistrationChange | undefined {
   const kind = ({ 'sofia::register': 'register', 'sofia::unregister': 'unregister', 'sofia::expire': 'expire' } as const)[e['Event-Subclass'] ?? '']
@@ -57,7 +58,10 @@ export function registrationChange(e: FsEvent): RegistrationChange | undefined {
   return { kind, user, domain, expiresInS: Number.isFinite(expires) && expires > 0 ? expires : 0 }
 }
 
-/** `show registrations as json`: `{"row_count": 0}` when none, else rows of strings. */
+/**
+ * `show registrations as json`: `{"row_count": 0}` when none, else rows of strings.
+ * @internal Exported for tests: test/pbx feeds it captured replies.
+ */
 export function parseRegistrations(body: string): Result<RegisteredUser[], string> {
   let doc: unknown
   try {

@@ -45,5 +45,3 @@ export type Operation = 'call_user' | 'call_group' | 'call_external' | 'initiate
 
 /** The dialplan extension an originated leg runs once answered (context = domain name). */
 export const ROUTE_EXTENSION = 'cod_route'
-
-export type ChannelVarName = (typeof CHANNEL_VARS)[keyof typeof CHANNEL_VARS]

@@ -258,7 +258,10 @@ function formatVars(field: string, vars: Readonly<Record<string, string>> | unde
  */
 const NAME_SAFE = /[A-Za-z0-9 .+\-_@#*/!?%&()]/
 
-/** The caller id name as it will be shown: unsafe characters blanked, spaces collapsed, 64 max. */
+/**
+ * The caller id name as it will be shown: unsafe characters blanked, spaces collapsed, 64 max.
+ * @internal Exported for tests: test/pbx checks each character it neutralises.
+ */
 export function neutraliseCallerName(text: string): string {
   let out = ''
   for (const ch of text) out += NAME_SAFE.test(ch) ? ch : ' '
@@ -412,7 +415,10 @@ export function uuidKill(uuid: string, cause?: string): Result<EslCommand, Comma
   return ok(brand(`uuid_kill ${u.value} ${c.value}`))
 }
 
-/** `uuid_bridge <a> <b>` (one of the two must be answered). */
+/**
+ * `uuid_bridge <a> <b>` (one of the two must be answered).
+ * @internal Exported for tests: test/pbx checks the command text.
+ */
 export function uuidBridge(a: string, b: string): Result<EslCommand, CommandError> {
   const x = check('uuid', 'a', a)
   if (!x.ok) return x
@@ -499,7 +505,10 @@ export const showChannelsJson = (): Result<EslCommand, CommandError> => ok(brand
  */
 export const showRegistrationsJson = (): Result<EslCommand, CommandError> => ok(brand('show registrations as json'))
 
-/** `status`: the cheap liveness probe. */
+/**
+ * `status`: the cheap liveness probe.
+ * @internal Exported for tests: tests (test/pbx, test/cti, test/realfs...) send it as a probe.
+ */
 export const status = (): Result<EslCommand, CommandError> => ok(brand('status'))
 
 /**

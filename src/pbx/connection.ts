@@ -52,6 +52,7 @@ import type { EslApp, EslCommand, FsEvent, InstantCommand, PbxClient, PbxError }
  * own `execute`. Not CHANNEL_HANGUP_COMPLETE: it says nothing the daemon reads that
  * CHANNEL_HANGUP did not (the channel model ends a channel at whichever comes first,
  * src/channels/event-reducer.ts), and it is the largest event of a call (its billing variables).
+ * @internal Exported for tests: test/pbx and bench/ subscribe the same list.
  */
 export const SUBSCRIBED_EVENTS = [...DELIVERED_EVENTS, 'CHANNEL_EXECUTE_COMPLETE'] as const
 

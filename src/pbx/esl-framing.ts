@@ -84,6 +84,7 @@ export function frameAt(buf: Buffer, start: number): Frame | { readonly need: nu
  * What `buf` holds: `complete`, the length of the whole messages at its start (0 when not even
  * one is), and `need`, the length the first incomplete message will have once whole (0 while its
  * headers are not complete yet).
+ * @internal Exported for tests: test/pbx checks the framing on split input.
  */
 export function scanMessages(buf: Buffer): { readonly complete: number; readonly need: number } {
   let end = 0

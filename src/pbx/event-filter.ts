@@ -43,17 +43,27 @@ export const DELIVERED_EVENTS = [
   'DTMF',
 ] as const
 
-/** The event types let through by name: those, and SHUTDOWN, which the link itself judges. */
+/**
+ * The event types let through by name: those, and SHUTDOWN, which the link itself judges.
+ * @internal Exported for tests: test/pbx checks the filters against it.
+ */
 export const FOLLOWED_EVENTS = [...DELIVERED_EVENTS, 'SHUTDOWN'] as const
 
 /** The `event-uuid-name` of the daemon's own `sendmsg execute`: its completions pass the filter. */
 export const EXECUTE_NAME = 'cod-execute'
 
-/** Lets every event through while the exact filters are being added. */
+/**
+ * Lets every event through while the exact filters are being added.
+ * @internal Exported for tests: test/pbx checks the filter commands.
+ */
 export const CATCH_ALL_FILTER = 'filter Event-Name /./'
+/** @internal Exported for tests: test/pbx checks the filter commands. */
 export const CATCH_ALL_DELETE = 'filter delete Event-Name /./'
 
-/** The exact filters, in the order they are sent. */
+/**
+ * The exact filters, in the order they are sent.
+ * @internal Exported for tests: test/pbx and bench/ set the same filters.
+ */
 export const EXACT_FILTERS: readonly string[] = [...FOLLOWED_EVENTS.map((name) => `filter Event-Name ${name}`), `filter Application-UUID-Name ${EXECUTE_NAME}`]
 
 /** How one command of the sequence ended: FreeSWITCH's reply text, or undefined when it was not answered. */

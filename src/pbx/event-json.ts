@@ -29,6 +29,7 @@ import type { FsEvent } from './types.js'
  * The events read for the daemon's headers only: the channel events it follows (event-filter.ts),
  * the channel's life, sent for every leg; not CHANNEL_PARK, whose IVR reader hands every header
  * on (ivr/runner/call.ts asForm).
+ * @internal Exported for tests: test/pbx checks the picked events.
  */
 export const PICKED_EVENTS: ReadonlySet<string> = new Set(DELIVERED_EVENTS.filter((name) => name.startsWith('CHANNEL_') && name !== 'CHANNEL_PARK'))
 
@@ -98,6 +99,7 @@ const NAMES_BY_LENGTH: ReadonlyArray<ReadonlyArray<{ readonly name: string; read
  * keeps the whole ~5 kB text alive as long as the value lives: a channel record's UUID, or an
  * interned caller number, held every event body it came from (3.5 kB per live call in the scale
  * benchmark, against 430 B).
+ * @internal Exported for tests: test/pbx feeds it captured events.
  */
 export function pickChannelEvent(body: Buffer): FsEvent | undefined {
   return isAscii(body) ? pickFromAscii(body.toString('latin1'), body) : undefined

@@ -14,9 +14,13 @@ import type { EslApp } from './types.js'
 
 const SECRET_NAME_RE = /pass|secret|token|auth|key|credential|cookie/i
 
+/** @internal Exported for tests: test/pbx looks for the marker. */
 export const REDACTED = '<redacted>'
 
-/** Whether a channel variable's value must stay out of logs. */
+/**
+ * Whether a channel variable's value must stay out of logs.
+ * @internal Exported for tests: test/pbx checks the names one by one.
+ */
 export const isSecretVariable = (name: string): boolean => SECRET_NAME_RE.test(name)
 
 /**

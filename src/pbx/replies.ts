@@ -85,5 +85,8 @@ export function parseShowChannels(body: string): Result<ChannelRow[], string> {
   return ok(out)
 }
 
-/** Whether a `show channels` row is an answered channel (callstate ACTIVE or HELD). */
+/**
+ * Whether a `show channels` row is an answered channel (callstate ACTIVE or HELD).
+ * @internal Exported for tests: test/pbx feeds it captured rows.
+ */
 export const rowAnswered = (row: ChannelRow): boolean => row.callstate === 'ACTIVE' || row.callstate === 'HELD'

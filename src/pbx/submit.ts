@@ -32,7 +32,7 @@ export interface PbxJobSubmitter {
   submit(command: EslCommand, opts: SubmitOptions): Promise<Result<SubmittedJob, PbxError>>
 }
 
-export const canSubmit = (pbx: PbxClient): pbx is PbxClient & PbxJobSubmitter =>
+const canSubmit = (pbx: PbxClient): pbx is PbxClient & PbxJobSubmitter =>
   typeof (pbx as Partial<PbxJobSubmitter>).submit === 'function'
 
 /** submit() where the client has it; otherwise bgapi(), counted as accepted once it was handed over. */

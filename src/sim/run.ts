@@ -88,6 +88,7 @@ const isHttpUrl = (s: string): boolean => {
  * wrote it, else the daemon's xml_curl listener (a wildcard listen address reached on loopback);
  * the formula is config/endpoints.ts'. Undefined when that listener's port is 0 (any free port:
  * only the daemon knows it, so --xml-curl-url must say it).
+ * @internal Exported for tests: test/faults and test/xmlcurl point the simulator at a daemon.
  */
 export function xmlCurlUrlOf(config: LoadedConfig): string | undefined {
   const d = config.daemon
@@ -104,7 +105,10 @@ export interface StandaloneSimulator {
   stop(): Promise<void>
 }
 
-/** Loads the daemon's file and starts the simulator on its Event Socket address. */
+/**
+ * Loads the daemon's file and starts the simulator on its Event Socket address.
+ * @internal Exported for tests: test/xmlcurl starts the simulator in-process.
+ */
 export async function startStandaloneSimulator(args: SimulatorArgs, logger?: Logger): Promise<Result<StandaloneSimulator, string[]>> {
   const loaded = await loadConfig(args.configFile)
   if (!loaded.ok) return err(loaded.error.map(formatProblem))

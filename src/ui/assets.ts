@@ -17,7 +17,10 @@ export interface Asset {
   readonly etag: string
 }
 
-/** The page's files and their types; nothing else is served. */
+/**
+ * The page's files and their types; nothing else is served.
+ * @internal Exported for tests: test/ui checks every static file has a type.
+ */
 export const ASSET_TYPES: Readonly<Record<string, string>> = {
   'index.html': 'text/html; charset=utf-8',
   'style.css': 'text/css; charset=utf-8',

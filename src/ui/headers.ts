@@ -14,6 +14,7 @@
  *   `default-src 'none'` for everything not listed.
  */
 
+/** @internal Exported for tests: test/ui checks the header. */
 export const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
   "script-src 'self'",

@@ -14,7 +14,7 @@ import { DEFAULT_STATIC_DIR, loadAssets, type Asset } from './assets.js'
 import { SECURITY_HEADERS } from './headers.js'
 
 /** Where the page is served (fixed: it is outside the API prefix). */
-export const UI_PATH = '/ui'
+const UI_PATH = '/ui'
 
 export interface UiOptions {
   /** `http.prefix`: the page asks `{prefix}/gen_ws_ticket` and opens `{prefix}/ws_cti`. */

@@ -19,8 +19,11 @@
 import { writeSync } from 'node:fs'
 
 /** The bytes that are written together once waiting (one syscall per batch). */
-export const BATCH_BYTES = 4096
-/** The most that waits for a stdout that takes nothing (a full pipe); lines beyond are dropped. */
+const BATCH_BYTES = 4096
+/**
+ * The most that waits for a stdout that takes nothing (a full pipe); lines beyond are dropped.
+ * @internal Exported for tests: test/util checks the bound on a full pipe.
+ */
 export const MAX_WAITING_BYTES = 1024 * 1024
 /** How soon a write refused with EAGAIN (a full pipe) is tried again, when `flushMs` is 0. */
 const RETRY_MS = 100

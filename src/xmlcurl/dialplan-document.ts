@@ -17,7 +17,10 @@ export interface DialplanAction {
   readonly data?: string
 }
 
-/** The document's tree, as xmlbuilder2 writes it (renderDocument): the reference of the fragments. */
+/**
+ * The document's tree, as xmlbuilder2 writes it (renderDocument): the reference of the fragments.
+ * @internal Exported for tests: test/xmlcurl renders the tree two ways and compares.
+ */
 export function dialplanTree(context: string, extensionName: string, expression: string, actions: readonly DialplanAction[]): XmlNode[] {
   return [
     el('section', { name: 'dialplan', description: 'cod' }, [

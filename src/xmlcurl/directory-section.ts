@@ -24,12 +24,12 @@ import { noExpansion } from './values.js'
  * contact of the user (sofia_contact with the `*` profile answers a comma list when the profile
  * keeps several registrations: multiple-registrations=contact, freeswitch/sip_profiles/internal.xml).
  */
-export const USER_DIAL_STRING = '{presence_id=${dialed_user}@${dialed_domain}}${sofia_contact(*/${dialed_user}@${dialed_domain})}'
+const USER_DIAL_STRING = '{presence_id=${dialed_user}@${dialed_domain}}${sofia_contact(*/${dialed_user}@${dialed_domain})}'
 
 /** Actions we serve; anything else (message-count, reverse-auth-lookup, ...) falls back to static XML. */
 const ACTIONS = new Set(['sip_auth', 'user_call'])
 
-export function userElement(domain: DomainDirectory, user: User): XmlNode {
+function userElement(domain: DomainDirectory, user: User): XmlNode {
   const aliasAttr: Record<string, string> = user.extension === undefined ? {} : { 'number-alias': user.extension }
   return el('user', { id: user.name, ...aliasAttr }, [
     el('params', {}, [
@@ -54,7 +54,7 @@ export function userElement(domain: DomainDirectory, user: User): XmlNode {
 
 const domainParams = () => el('params', {}, [el('param', { name: 'dial-string', value: USER_DIAL_STRING })])
 
-export function directoryDocument(domain: DomainDirectory, user: User): string {
+function directoryDocument(domain: DomainDirectory, user: User): string {
   return renderDocument([
     el('section', { name: 'directory' }, [
       el('domain', { name: domain.name }, [
@@ -70,7 +70,7 @@ export function directoryDocument(domain: DomainDirectory, user: User): string {
  * `domain_exists <domain>`. The domain and its params, no users: users are only ever given
  * one at a time, to a lookup that names them.
  */
-export function domainDocument(domain: DomainDirectory): string {
+function domainDocument(domain: DomainDirectory): string {
   return renderDocument([el('section', { name: 'directory' }, [el('domain', { name: domain.name }, [domainParams()])])])
 }
 

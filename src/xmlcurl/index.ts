@@ -4,5 +4,4 @@ export { xmlCurlListener, type ListenerGuard, type XmlCurlListenerDeps } from '.
 export { answerFetch } from './fetch.js'
 export { FetchForm } from './form.js'
 export { NOT_FOUND } from './document.js'
-export { IVR_VARS, huntPlan } from './routes.js'
-export { USER_DIAL_STRING } from './directory-section.js'
+export { huntPlan } from './routes.js'

@@ -25,7 +25,7 @@ const PCT_TEXT_RE = /^[A-Za-z0-9%._~!*'()-]*$/
 const END_USER_MAX = 8192
 const END_USER_FIELD_MAX = 1024
 
-export const varField = (name: string): string => `variable_${name}`
+const varField = (name: string): string => `variable_${name}`
 
 /** The calling channel as far as routing needs it. */
 export interface LegContext {
@@ -56,7 +56,7 @@ const sameDomain = (a: string, b: string): boolean => a.toLowerCase() === b.toLo
  * (a simulator, a proxy) leaves it percent-encoded. Both decode to the same object, which is
  * checked field by field and written out again by us.
  */
-export function readEndUser(raw: string): Result<EndUser, string> {
+function readEndUser(raw: string): Result<EndUser, string> {
   if (raw.length > END_USER_MAX) return err('cod_end_user is too long')
   let text = raw
   if (!raw.startsWith('{')) {

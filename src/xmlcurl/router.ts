@@ -11,7 +11,9 @@ import type { Context } from 'koa'
 import { err, ok, type Result } from '../util/result.js'
 import { MAX_FORM_BYTES, readBody, xmlCurlExchange, type BodyRefusal, type XmlCurlDeps } from './exchange.js'
 
-export { MAX_FORM_BYTES, type IvrHandoff, type XmlCurlAnswer, type XmlCurlDeps } from './exchange.js'
+export type { IvrHandoff, XmlCurlAnswer, XmlCurlDeps } from './exchange.js'
+/** @internal Exported for tests: test/xmlcurl sends a form over it. */
+export { MAX_FORM_BYTES } from './exchange.js'
 
 function formBody(ctx: Context): Promise<Result<string, BodyRefusal>> {
   const declared = Number(ctx.get('Content-Length') || '0')
@@ -21,6 +23,7 @@ function formBody(ctx: Context): Promise<Result<string, BodyRefusal>> {
   return readBody(ctx.req, MAX_FORM_BYTES)
 }
 
+/** @internal Exported for tests: test/xmlcurl and test/ivr mount the routes without the listener. */
 export function xmlCurlRouter(deps: XmlCurlDeps): Router {
   const router = new Router()
   const exchange = xmlCurlExchange(deps)

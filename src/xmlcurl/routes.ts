@@ -78,6 +78,7 @@ function endUserExports(endUser: EndUser): Action[] {
  * for every segment), so nothing in FreeSWITCH bounds the whole hunt: the budget is split here,
  * and members left without time are not rung. The hunt can end earlier (a member that fails at
  * once gives no time to the next), never later.
+ * @internal Exported for tests: test/xmlcurl checks the plan without the document.
  */
 export function huntPlan(members: readonly User[], memberTimeoutSec: number, totalSec: number): Array<{ user: User; timeoutSec: number }> {
   const plan: Array<{ user: User; timeoutSec: number }> = []

@@ -18,7 +18,7 @@ export const DOMAIN = 'abuse.test'
 export const TOKEN = 'abuse-token-0123456789'
 export const OTHER_DOMAIN = 'other.test'
 export const OTHER_TOKEN = 'other-token-0123456789'
-export const BODY_LIMIT = 65536
+const BODY_LIMIT = 65536
 /** Nothing listens there (discard port): callbacks of accepted requests fail once and are dropped. */
 const CB = 'http://127.0.0.1:9/cb'
 

@@ -160,7 +160,7 @@ export function post(h: Harness, operation: string, body: unknown, auth: string 
   return send(`${h.base}/api/${operation}`, { method: 'POST', headers, body: JSON.stringify(body) })
 }
 
-export const errorId = (r: Reply): unknown => (r.body.error as { id?: unknown } | undefined)?.id
+const errorId = (r: Reply): unknown => (r.body.error as { id?: unknown } | undefined)?.id
 export const errorDescription = (r: Reply): string => String((r.body.error as { description?: unknown } | undefined)?.description)
 
 /** The assertion object tap hands a subtest (the last overload of t.test takes only the callback). */

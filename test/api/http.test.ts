@@ -8,7 +8,7 @@ import { createApp } from '../../src/api/app.js'
 import { runtimeOf } from '../../src/runtime/store.js'
 import { readFile } from 'node:fs/promises'
 import { ERROR_STATUS } from '../../src/api/errors.js'
-import { unavailableEngine, type OriginationEngine } from '../../src/origination/plan.js'
+import type { OriginationEngine } from '../../src/origination/plan.js'
 import { refusal } from '../../src/origination/refusal.js'
 import { silentLogger } from '../../src/util/logger.js'
 import { err } from '../../src/util/result.js'
@@ -127,8 +127,13 @@ t.test('engine errors keep their id and status', async (t) => {
   }
 })
 
-t.test('unavailableEngine answers 503 pbx_unavailable', async (t) => {
-  const h = await startApp({ engine: unavailableEngine })
+/** An engine whose PBX link is down: it refuses every call. */
+const UNAVAILABLE: OriginationEngine = {
+  originate: async () => ({ ok: false, error: refusal('pbx_unavailable', 'FreeSWITCH is not connected') }),
+}
+
+t.test('an engine refusing with pbx_unavailable answers 503 pbx_unavailable', async (t) => {
+  const h = await startApp({ engine: UNAVAILABLE })
   t.teardown(() => h.close())
   for (const [op, body] of [
     ['call_user', CALL],
@@ -182,7 +187,7 @@ t.test('extra routers are mounted outside the API auth; their errors are JSON to
   })
   extra.get('/extra/denied', (ctx) => ctx.throw(401, 'xml_curl credentials are wrong'))
   const config = await exampleConfig()
-  const engine = { originate: unavailableEngine.originate }
+  const engine = UNAVAILABLE
   const app = createApp({ runtime: () => runtimeOf(config), engine, health: { isConnected: () => true }, logger: silentLogger(), routers: [extra] })
   const server = app.listen(0, '127.0.0.1')
   await new Promise<void>((resolve) => server.once('listening', resolve))

@@ -100,6 +100,5 @@ export const giveUpAfter = (attempts: number): number => attempts * 10_000 - 500
 /** Polls until `cond` holds (test/support/wait.ts); fails after `ms` so a broken rule fails instead of hanging. */
 export const until = (cond: () => boolean, what: string, ms = 4000): Promise<void> => waitFor(what, cond, ms, 5)
 
-export { sleep } from '../support/wait.js'
 
 export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/

@@ -9,7 +9,7 @@ import { encodeEndUser } from '../../src/pbx/commands.js'
 import type { FsEvent } from '../../src/pbx/types.js'
 import type { EndUser } from '../../src/pbx/end-user.js'
 
-export const CORE_UUID = '9e20062f-756f-468c-84e0-efe5d3679f9a'
+const CORE_UUID = '9e20062f-756f-468c-84e0-efe5d3679f9a'
 /** 2026-11-22 06:08:53 UTC, as in test/fixtures/freeswitch/esl/19-originate-xml-default.txt. */
 export const T0_MS = 1795327733643
 

@@ -17,9 +17,9 @@ import { createLogger } from '../../src/util/logger.js'
 import { FakePbx } from '../support/fake-pbx.js'
 
 export const DOMAIN_A = 'example.test'
-export const TOKEN_A = 'token-of-example-test-domain'
+const TOKEN_A = 'token-of-example-test-domain'
 export const DOMAIN_B = 'other.test'
-export const TOKEN_B = 'token-of-the-other-test-domain'
+const TOKEN_B = 'token-of-the-other-test-domain'
 
 /** Two domains whose users share ids and extensions: isolation must come from the domain. */
 export const domains = [

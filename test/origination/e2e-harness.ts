@@ -16,7 +16,7 @@ import { parseOriginate, type ParsedOriginate } from '../pbx/fs-model.js'
 import { waitFor } from '../support/wait.js'
 import { RecordingSink, domainConfig, runtimeWith } from './helpers.js'
 
-export const TIME_SCALE = 0.05
+const TIME_SCALE = 0.05
 
 export interface Harness {
   readonly sim: Simulator

@@ -38,7 +38,7 @@ function cleanup(str: string, delim: string | null): string {
 }
 
 /** switch_separate_string with a blank delimiter (originate_function's argument split). */
-export function splitBlank(buf: string): string[] {
+function splitBlank(buf: string): string[] {
   const parts: string[] = []
   let i = 0
   let inside = false
@@ -59,7 +59,7 @@ export function splitBlank(buf: string): string[] {
 }
 
 /** switch_separate_string with a character delimiter (and the `^^<c>` prefix). */
-export function splitChar(input: string, delim: string): string[] {
+function splitChar(input: string, delim: string): string[] {
   let buf = input
   let d = delim
   if (buf.startsWith('^^') && buf.length > 3) {
@@ -83,7 +83,7 @@ export function splitChar(input: string, delim: string): string[] {
 }
 
 /** switch_find_end_paren: index of the bracket closing the one at 0, or -1. */
-export function findEnd(s: string, open: string, close: string): number {
+function findEnd(s: string, open: string, close: string): number {
   let depth = 0
   for (let i = 0; i < s.length; i++) {
     const ch = s[i]

@@ -276,7 +276,7 @@ class Endpoint {
  * own host name for one of its flow tokens; not the carrier's either (its address passes the
  * carriers ACL without authentication).
  */
-export const PHONES_ADDRESS = '127.0.0.3'
+const PHONES_ADDRESS = '127.0.0.3'
 
 const uriUser = (uri: string) => /^sips?:([^@;]+)@/.exec(uri)?.[1] ?? 'phone'
 

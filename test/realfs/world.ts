@@ -137,7 +137,7 @@ interface LaneConfig {
  * with a call between two phones), a destination timeout of 3 s and a user whose only terminal
  * never answers (issue 13 D3).
  */
-export const laneDomain = (y: string): string =>
+const laneDomain = (y: string): string =>
   y
     .replace('channel_limit: 20', 'channel_limit: 4\ndestination_timeout: 3')
     .replace(

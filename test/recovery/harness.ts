@@ -15,7 +15,7 @@ import { createLogger } from '../../src/util/logger.js'
 import { editYaml, fixtureCopy, LogCapture, waitFor } from '../faults/harness/in-process.js'
 
 /** Simulated delays run 10 times faster (answer_after 8 = 0.8 s). */
-export const SIM_SCALE = 0.1
+const SIM_SCALE = 0.1
 
 type Doc = Record<string, unknown>
 
@@ -74,7 +74,7 @@ export interface RecoveryRig {
   daemon(): Promise<{ daemon: Daemon; logs: LogCapture }>
 }
 
-export async function freePort(): Promise<number> {
+async function freePort(): Promise<number> {
   const s = net.createServer()
   await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()))
   const port = (s.address() as net.AddressInfo).port

@@ -57,7 +57,7 @@ const PLACES: ReadonlyArray<[string, (play: string) => string]> = [
 
 const xmlText = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;')
 
-export const mediaNames = (): string[] => [...TRICKS, ...INJECTIONS.map((i) => `ivr/ok${i}.wav`)]
+const mediaNames = (): string[] => [...TRICKS, ...INJECTIONS.map((i) => `ivr/ok${i}.wav`)]
 
 /** Inline documents: every trick in every place is 400 invalid_xml. */
 export async function inlineMedia(w: World): Promise<string[]> {

@@ -31,7 +31,7 @@ let named: Promise<string[]> | undefined
  * the machine's own name and the usual /etc/hosts aliases. Judged only at delivery or fetch
  * time, so they test the resolve-once-then-check path. Only those that resolve here are used.
  */
-export function resolvingNames(): Promise<string[]> {
+function resolvingNames(): Promise<string[]> {
   named ??= (async () => {
     const out: string[] = []
     for (const name of [...new Set([hostname(), 'vm', 'runsc', 'ip6-localhost', 'ip6-loopback'])]) {
@@ -47,7 +47,7 @@ const xmlEscape = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, 
 const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64')
 
 /** The refused URLs of one path: every literal form on the canary's port. */
-export const formUrls = (port: number, path: string): string[] => LITERAL_FORMS.map((f) => `http://${f.host}:${port}${path}`)
+const formUrls = (port: number, path: string): string[] => LITERAL_FORMS.map((f) => `http://${f.host}:${port}${path}`)
 
 const warnings = (w: World, msg: string, kind?: string): Array<Record<string, unknown>> =>
   w.logs.filter((l) => l.msg === msg && (kind === undefined || l.kind === kind))

@@ -26,13 +26,13 @@ import { createLogger } from '../../src/util/logger.js'
 import { waitForValue } from '../support/wait.js'
 
 export const ALPHA = 'alpha.test'
-export const ALPHA_TOKEN = 'alpha-token-0123456789abcdef'
-export const BETA = 'beta.test'
-export const BETA_TOKEN = 'beta-token-0123456789abcdef'
+const ALPHA_TOKEN = 'alpha-token-0123456789abcdef'
+const BETA = 'beta.test'
+const BETA_TOKEN = 'beta-token-0123456789abcdef'
 export const XML_CURL_USER = 'freeswitch'
 export const XML_CURL_PASSWORD = 'security-xml-curl-secret'
-export const DOCS_HOST = '127.0.0.77'
-export const RECEIVER_HOST = '127.0.0.78'
+const DOCS_HOST = '127.0.0.77'
+const RECEIVER_HOST = '127.0.0.78'
 export const BODY_LIMIT = 65536
 export const REQUEST_TIMEOUT_MS = 3000
 export const MAX_FAILURES = 10

@@ -18,7 +18,7 @@ const RESULT_ERRORS: Readonly<Record<ResultErrorId, string>> = {
   outcome_unknown: 'the originate reached FreeSWITCH but nothing ever told how it ended (cause UNKNOWN); the call may or may not have rung',
 }
 
-export const RESULT_ERROR_IDS = Object.keys(RESULT_ERRORS) as ResultErrorId[]
+const RESULT_ERROR_IDS = Object.keys(RESULT_ERRORS) as ResultErrorId[]
 
 export function callbackBodySchema(): JsonObject {
   return {
@@ -65,7 +65,7 @@ const header = (name: string, required: boolean, description: string, schema: Js
 })
 
 /** The header parameters of every attempt (lower-case on the wire, as Node sends them). */
-export const CALLBACK_HEADERS: readonly JsonObject[] = [
+const CALLBACK_HEADERS: readonly JsonObject[] = [
   header('Content-Type', true, 'Always `application/json`.', { type: 'string', const: 'application/json' }),
   header('User-Agent', true, 'The daemon and its version.', { type: 'string' }),
   header('X-Delivery-Id', true, 'Fixed when the result is produced: the same on every attempt, also after a restart. Keep the ids processed (a day) and answer 2xx to a repeat.', {

@@ -17,7 +17,10 @@ import { ref, type JsonObject } from './json.js'
 import { hasCallbackUrl, requestSchemaName, requestSchemas } from './requests.js'
 import type { ApiErrorId } from '../errors.js'
 
-/** The daemon's version (package.json; test/openapi/ checks they agree). */
+/**
+ * The daemon's version (package.json; test/openapi/ checks they agree).
+ * @internal Exported for tests: test/openapi checks it against package.json.
+ */
 export const API_VERSION = '0.1.0'
 
 /** What an operation may answer: the whole catalogue but `not_found` (its path exists). */

@@ -15,6 +15,7 @@ const CALLING_NUMBER = "a calling_number must be one of the domain's calling_num
 const CALLBACK = 'the host of callback_url must not be an address outside `callbacks.allow` (private, loopback, link-local...) nor a localhost name (`invalid_parameter`); a host name is checked when the callback is delivered'
 const CHANNELS = "the channels the call may create must fit the domain's channel_limit (`channel_limit_reached`)"
 
+/** @internal Exported for tests: test/openapi checks every operation has its rules. */
 export const DOMAIN_RULES: Readonly<Record<Operation | 'gen_ws_ticket', readonly string[]>> = {
   call_user: [
     USER,

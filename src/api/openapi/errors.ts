@@ -42,7 +42,7 @@ export const ALL_ERROR_IDS = Object.keys(ERROR_STATUS) as ApiErrorId[]
 export const LISTENER_ERROR_IDS: readonly ApiErrorId[] = ['method_not_allowed', 'too_many_requests', 'internal_error']
 
 /** The error reply body, `{result_code: 500, error: {id, description}}`, with `id` one of `ids`. */
-export function errorReplySchema(ids: readonly ApiErrorId[]): JsonObject {
+function errorReplySchema(ids: readonly ApiErrorId[]): JsonObject {
   return {
     type: 'object',
     required: ['result_code', 'error'],

@@ -29,7 +29,7 @@ const ticketRequest = (prefix: string) =>
     .describe('Asks for a one-time ticket, valid for exactly this ws_cti URI, for cti.ticket_ttl_ms (default 10 s).')
 
 /** One zod schema as a JSON Schema fit for `components.schemas` (no `$schema` of its own). */
-export function jsonSchemaOf(schema: z.ZodType): JsonObject {
+function jsonSchemaOf(schema: z.ZodType): JsonObject {
   const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io: 'input', target: 'draft-2020-12' }) as JsonObject
   return rest
 }

@@ -29,7 +29,7 @@ type Path = readonly PropertyKey[]
  */
 export const errorIdParams = (id: ApiErrorId): { readonly apiErrorId: ApiErrorId } => ({ apiErrorId: id })
 
-export const pathText = (path: Path): string => path.map(String).join('.')
+const pathText = (path: Path): string => path.map(String).join('.')
 
 /** `<parameter>: <rule>`; the rule alone for the body itself. */
 const describeAt = (path: Path, rule: string): string => (path.length === 0 ? rule : `${pathText(path)}: ${rule}`)
@@ -76,7 +76,7 @@ function firstIssue(issues: readonly Issue[], prefix: Path): Located | undefined
  * The ApiError for a failed parse of `input`. `at` names where `input` sits in the request
  * (empty for the body; `['timeout']` for one field checked on its own).
  */
-export function apiErrorOf(issues: readonly Issue[], input: unknown, at: Path = []): ApiError {
+function apiErrorOf(issues: readonly Issue[], input: unknown, at: Path = []): ApiError {
   const first = firstIssue(issues, [])
   if (first === undefined) return apiError('invalid_parameter', describeAt(at, 'is invalid'))
   const { issue, path } = first

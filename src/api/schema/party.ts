@@ -37,7 +37,7 @@ export interface PstnParty {
   readonly endUser?: EndUser
 }
 
-export const pstnParty = (number: string, callingNumber: string | undefined, endUser: EndUser | undefined): PstnParty => ({
+const pstnParty = (number: string, callingNumber: string | undefined, endUser: EndUser | undefined): PstnParty => ({
   number,
   ...(callingNumber === undefined ? {} : { callingNumber }),
   ...(endUser === undefined ? {} : { endUser }),
@@ -47,10 +47,10 @@ export const pstnParty = (number: string, callingNumber: string | undefined, end
 const PREFIX_FORM_NOTE = `The pattern writes the prefix keys in the order ${END_USER_FIELDS.join(', ')}, values up to ${PREFIX_VALUE_MAX} characters, percent-encoding only printable ASCII; the daemon also takes the keys in any order (each once), avatar up to 2048 and any UTF-8 percent-encoded.`
 
 /** The type rule of a field that also takes the object form. */
-export const STRING_OR_OBJECT = 'must be a string or an object {called_number, calling_number, end_user}'
+const STRING_OR_OBJECT = 'must be a string or an object {called_number, calling_number, end_user}'
 
 /** The object form `{called_number, calling_number?, end_user?}`, fields checked in this order. */
-export const pstnObjectSchema = z
+const pstnObjectSchema = z
   .strictObject({
     called_number: pstnNumberSchema.describe('The PSTN number called: optional + then 2-32 digits, * or #.'),
     calling_number: callingNumberSchema.optional(),

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod'
 
-export const MAX_TIMEOUT_SEC = 3600
+const MAX_TIMEOUT_SEC = 3600
 const TIMEOUT_RULE = `must be a whole number of seconds from 1 to ${MAX_TIMEOUT_SEC}`
 /**
  * 1 to 3600, leading zeros allowed; at most 8 digits is the string's max, not a lookahead, so

@@ -23,15 +23,19 @@ export const NO_CONTROL_RE = /^[^\x00-\x1f\x7f-\x9f]*$/
 /**
  * Well-formed UTF-16 without control characters: every surrogate is half of a pair. Written
  * without the `u` flag (and without `\p{...}`), so that a JSON Schema consumer can carry it.
+ * @internal Exported for tests: test/api checks the pattern and strictTextProblem agree.
  */
 // eslint-disable-next-line no-control-regex -- refusing control characters is the point
 export const STRICT_TEXT_RE = /^(?:[^\x00-\x1f\x7f-\x9f\uD800-\uDFFF]|[\uD800-\uDBFF][\uDC00-\uDFFF])*$/
 
-export const MUST_BE_STRING = 'must be a string'
+const MUST_BE_STRING = 'must be a string'
 
 const hex = (c: number): string => `U+${c.toString(16).toUpperCase().padStart(4, '0')}`
 
-/** Why a string breaks the strict-text rule (the first offending character, by position), or undefined. */
+/**
+ * Why a string breaks the strict-text rule (the first offending character, by position), or undefined.
+ * @internal Exported for tests: test/api checks it character by character.
+ */
 export function strictTextProblem(s: string): string | undefined {
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i)

@@ -20,9 +20,7 @@ import { DEFAULT_IVR_LIMITS } from '../syntax/types.js'
 import { ValueReader } from '../syntax/values.js'
 import { readXml, type XmlElement, type XmlNode } from '../syntax/xml.js'
 
-export { CALL_PARAMETERS } from '../syntax/values.js'
-
-export const ROOT_ELEMENTS = ['IVR', 'Response'] as const
+const ROOT_ELEMENTS = ['IVR', 'Response'] as const
 
 /** Elements that run in sequence (the content of the root, Sections and branches), by name. */
 const STATEMENTS: ReadonlyMap<string, ElementModule> = new Map(Object.values(ELEMENTS).map((m: ElementModule) => [m.name, m]))
@@ -34,8 +32,6 @@ const KNOWN = new Map<string, readonly string[]>([
   ...[...STATEMENTS.values()].map((m) => [m.name, m.attributes] as const),
   ...[...STATEMENTS.values()].flatMap((m) => Object.entries(m.branches ?? {})),
 ])
-
-export const ELEMENT_ATTRIBUTES: Readonly<Record<string, readonly string[]>> = Object.fromEntries(KNOWN)
 
 /** Where the structural elements belong, for the message when one is misplaced. */
 const ONLY_INSIDE: ReadonlyMap<string, string> = (() => {

@@ -41,7 +41,7 @@ export const AUDIO_SOURCE_RULE =
   'an audio file path relative to the prompt folder (A-Z a-z 0-9 _ . - and / between names; no absolute path, no "..") or an http or https URL'
 
 /** Longest file name (with its folders) and longest folder or file name in it. */
-export const MAX_AUDIO_NAME = 255
+const MAX_AUDIO_NAME = 255
 const MAX_SEGMENT = 100
 
 const SEGMENT_RE = /^[A-Za-z0-9_-][A-Za-z0-9_.-]*$/

@@ -67,7 +67,7 @@ declare module '../syntax/types.js' {
 }
 
 /** The channel variable play_and_get_digits writes the input to. */
-export const DIGITS_VAR = 'cod_ivr_digits'
+const DIGITS_VAR = 'cod_ivr_digits'
 
 const TIMEOUT = C.intIn(1, 300)
 const NUM_DIGITS = C.intIn(1, 99)

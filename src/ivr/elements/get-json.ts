@@ -27,7 +27,7 @@ declare module '../syntax/types.js' {
  * JSON.parse output as an expression value: it already is plain data (null, booleans, numbers,
  * strings, arrays, plain objects); anything else (a fetcher that is not JSON.parse) becomes null.
  */
-export function jsonValue(v: unknown): Value {
+function jsonValue(v: unknown): Value {
   if (v === null || typeof v === 'string' || typeof v === 'boolean') return v
   if (typeof v === 'number') return Number.isFinite(v) ? v : null
   if (Array.isArray(v)) return v.map(jsonValue)

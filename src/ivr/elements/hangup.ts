@@ -24,7 +24,7 @@ declare module '../syntax/types.js' {
 
 const REASON = C.oneOf<HangupReason>(['rejected', 'busy'])
 
-export const HANGUP_CAUSES: Readonly<Record<HangupReason, string>> = {
+const HANGUP_CAUSES: Readonly<Record<HangupReason, string>> = {
   rejected: 'CALL_REJECTED',
   busy: 'USER_BUSY',
 }

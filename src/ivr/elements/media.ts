@@ -29,7 +29,7 @@ import type { ElementContext, Outcome } from './types.js'
 export const TTS_ENGINE = 'flite'
 
 /** mod_flite's voices (mod_flite.c flite_speech_open). */
-export const FLITE_VOICES: readonly string[] = ['kal', 'kal16', 'slt', 'rms', 'awb']
+const FLITE_VOICES: readonly string[] = ['kal', 'kal16', 'slt', 'rms', 'awb']
 
 /** Generic voice names documents use for other engines, mapped to the closest flite voice. */
 const GENERIC_VOICES: Readonly<Record<string, string>> = {
@@ -40,7 +40,7 @@ const GENERIC_VOICES: Readonly<Record<string, string>> = {
 }
 
 /** flite's customary default (the vanilla configuration's tts_voice). */
-export const DEFAULT_FLITE_VOICE = 'kal'
+const DEFAULT_FLITE_VOICE = 'kal'
 
 /**
  * The flite voice for a Speak: a flite voice name as given (any case); `female`/`woman` → slt,
@@ -61,7 +61,7 @@ export function fliteVoice(language: string, voice: string | undefined): string 
 }
 
 /** Longest text handed to the TTS engine in one application (app arguments stop at 4096). */
-export const MAX_TTS_CHARS = 3000
+const MAX_TTS_CHARS = 3000
 
 // eslint-disable-next-line no-control-regex -- control characters are what is replaced
 const CONTROL = /[\x00-\x1f\x7f-\x9f]/g
@@ -110,6 +110,7 @@ const encodeUnsafe = (s: string): string => {
  * An http(s) URL as FreeSWITCH will fetch it: normalised by the WHATWG parser, the fragment
  * dropped (never sent), and every character with a meaning to FreeSWITCH's parsers (`@ ! ' $ (
  * ) * [ ] | { } ^ \` spaces...) percent-encoded in user info, path and query.
+ * @internal Exported for tests: test/ivr/runner checks which URLs FreeSWITCH may fetch.
  */
 export function fetchableUrl(raw: string): Result<string, string> {
   let u: URL

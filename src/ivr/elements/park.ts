@@ -29,7 +29,7 @@ declare module '../syntax/types.js' {
 
 const TIMEOUT = C.intIn(1, 86400)
 
-export const HOLD_MUSIC = 'local_stream://moh'
+const HOLD_MUSIC = 'local_stream://moh'
 
 export const park: ElementModule<Park> = {
   name: 'Park',

@@ -79,7 +79,10 @@ const ANSWER_TIMEOUT = C.intIn(5, 180)
 
 export type TransferFailureReason = 'busy' | 'no_answer' | 'rejected' | 'not_registered' | 'failed'
 
-/** The TransferFailureReason of a bridge's cause (as result callbacks map it, pbx/hangup-causes.ts; a cancel is a plain failure). */
+/**
+ * The TransferFailureReason of a bridge's cause (as result callbacks map it, pbx/hangup-causes.ts; a cancel is a plain failure).
+ * @internal Exported for tests: test/ivr/runner checks the cause mapping.
+ */
 export function failureReason(cause: string): TransferFailureReason {
   const id = errorIdOfCause(cause)
   return id === 'cancelled' ? 'failed' : id

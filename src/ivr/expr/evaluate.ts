@@ -30,7 +30,10 @@ export interface EvalEnv {
 
 /** Longest string an expression may build (by `+` or `str()`), in UTF-16 code units. */
 export const MAX_STRING_LENGTH = 65536
-/** Longest list an expression may build by `+`. */
+/**
+ * Longest list an expression may build by `+`.
+ * @internal Exported for tests: test/ivr/expr builds lists past it.
+ */
 export const MAX_LIST_LENGTH = 10000
 
 class EvalError {
@@ -54,7 +57,7 @@ export function evaluate(expr: Expr, scope: Scope, env: EvalEnv): Result<Value, 
 }
 
 /** Reads a variable. Missing names (and prototype names) are null. */
-export function lookup(scope: Scope, name: string): Value {
+function lookup(scope: Scope, name: string): Value {
   if (scope instanceof Map) return (scope.get(name) as Value | undefined) ?? null
   const s = scope as { readonly [name: string]: Value }
   return Object.hasOwn(s, name) ? (s[name] ?? null) : null

@@ -10,9 +10,15 @@ import { err, ok, type Result } from '../../util/result.js'
 import { FUNCTIONS, isFunctionName, type ComparisonOp, type Expr } from './ast.js'
 import { tokenize, type Token } from './tokenize.js'
 
-/** Longest expression accepted, in characters. */
+/**
+ * Longest expression accepted, in characters.
+ * @internal Exported for tests: test/ivr/expr writes an expression past it.
+ */
 export const MAX_EXPRESSION_LENGTH = 1024
-/** Deepest nesting of parentheses, brackets, calls and prefix operators. */
+/**
+ * Deepest nesting of parentheses, brackets, calls and prefix operators.
+ * @internal Exported for tests: test/ivr/expr nests up to it.
+ */
 export const MAX_EXPRESSION_NESTING = 32
 
 /** Words that are operators or constants, so they cannot name a variable. Case-sensitive. */

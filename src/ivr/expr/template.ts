@@ -77,7 +77,10 @@ export function renderTemplate(t: Template, scope: Scope, env: EvalEnv): Result<
   return ok(out)
 }
 
-/** Parses and renders in one step (for strings that are not kept, e.g. in tests and tools). */
+/**
+ * Parses and renders in one step (for strings that are not kept, e.g. in tests and tools).
+ * @internal Exported for tests: test/ivr/expr parses and renders through it.
+ */
 export function interpolate(src: string, scope: Scope, env: EvalEnv): Result<string, string> {
   const t = parseTemplate(src)
   return t.ok ? renderTemplate(t.value, scope, env) : t

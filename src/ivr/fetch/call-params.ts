@@ -56,7 +56,10 @@ const micros = (t: Microseconds | undefined): string => {
   return /^\d+$/.test(t) ? t : '0'
 }
 
-/** A variable's value as a form value: strings as they are, everything else as JSON. */
+/**
+ * A variable's value as a form value: strings as they are, everything else as JSON.
+ * @internal Exported for tests: test/ivr/fetch checks each value form.
+ */
 export const stringifyVariable = (value: unknown): string => {
   if (typeof value === 'string') return value
   if (typeof value === 'bigint') return value.toString()

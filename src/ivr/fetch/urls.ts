@@ -6,7 +6,10 @@
 import { err, ok, type Result } from '../../util/result.js'
 import { fetchError, type FetchError } from './errors.js'
 
-/** Split a comma list of URLs ("a, b,c") into its entries; empty entries are dropped. */
+/**
+ * Split a comma list of URLs ("a, b,c") into its entries; empty entries are dropped.
+ * @internal Exported for tests: test/ivr/fetch checks the list syntax.
+ */
 export const splitUrlList = (text: string): string[] =>
   text
     .split(',')
@@ -45,7 +48,3 @@ export const parseHttpUrl = (raw: string, base?: URL): Result<URL, FetchError> =
   if (url.hostname === '') return err(fetchError('bad_url', redact(url), 'URL has no host'))
   return ok(url)
 }
-
-/** URL.hostname keeps IPv6 literals in brackets; requests and lookups want them bare. */
-export const bareHost = (url: URL): string =>
-  url.hostname.startsWith('[') && url.hostname.endsWith(']') ? url.hostname.slice(1, -1) : url.hostname

@@ -51,7 +51,7 @@ export interface ParkedCall {
 const v = (e: FsEvent, name: EventVariable): string | undefined => e[varHeader(name)]
 
 /** Whether the event is a park of a channel handed to the IVR runner (whatever its validity). */
-export const isIvrPark = (e: FsEvent): boolean =>
+const isIvrPark = (e: FsEvent): boolean =>
   e['Event-Name'] === 'CHANNEL_PARK' && (v(e, IVR_VARS.url) !== undefined || v(e, IVR_VARS.request) !== undefined)
 
 const present = (s: string | undefined): string | undefined => (s === undefined || s === '' ? undefined : s)
@@ -136,6 +136,3 @@ export function readParkedCall(e: FsEvent, directory: Directory): Result<ParkedC
   }
   return ok({ uuid, domain, source: src.value, answered, call, leg })
 }
-
-/** The answer time an event reports (µs), when it reports one. */
-export const answeredTime = (e: FsEvent): string | undefined => time(e['Caller-Channel-Answered-Time'])

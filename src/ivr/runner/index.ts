@@ -8,8 +8,11 @@
  *   shutdown: await ivr.close() before the PBX connection closes
  */
 export { createIvrRunner, acceptIvrDocument, type IvrRunner, type IvrRunnerDeps } from './runner.js'
-export { IvrSession, MAX_ERROR_JUMPS, FAILURE_CAUSE } from './session.js'
-export { MAX_IDLE_LOADS, MAX_IDLE_STEPS } from './idle-guard.js'
+/** @internal Exported for tests: test/ivr/runner runs a document into each bound. */
+export { MAX_ERROR_JUMPS } from './session.js'
+/** @internal Exported for tests: test/ivr/runner runs a document into each bound. */
+export { MAX_IDLE_LOADS } from './idle-guard.js'
 export type { InitialDocument } from './documents.js'
-export { readParkedCall, isIvrPark, type ParkedCall, type ParkedSource } from './call.js'
-export { SourceRegistry, DEFAULT_SOURCE_TTL_MS, DEFAULT_MAX_SOURCES } from './registry.js'
+export type { ParkedCall, ParkedSource } from './call.js'
+/** @internal Exported for tests: test/ivr/runner checks the registry on its own. */
+export { SourceRegistry } from './registry.js'

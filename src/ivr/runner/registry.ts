@@ -20,8 +20,8 @@ interface Entry {
   readonly expires: number
 }
 
-export const DEFAULT_SOURCE_TTL_MS = 2 * 3600_000
-export const DEFAULT_MAX_SOURCES = 10_000
+const DEFAULT_SOURCE_TTL_MS = 2 * 3600_000
+const DEFAULT_MAX_SOURCES = 10_000
 
 export class SourceRegistry {
   /** In deadline order as long as every entry gets the same TTL (the usual case); see sweep(). */

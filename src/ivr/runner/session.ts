@@ -36,6 +36,7 @@ import { SessionDocuments, type InitialDocument } from './documents.js'
 import { IdleGuard, MAX_IDLE_STEPS } from './idle-guard.js'
 import type { TransferGate, TransferTarget } from '../transfer-gate.js'
 
+/** @internal Exported for tests: test/ivr/runner runs the error handler up to it. */
 export const MAX_ERROR_JUMPS = 10
 
 /** The cause when the call ends because its document could not run. */

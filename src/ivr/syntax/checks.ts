@@ -54,7 +54,7 @@ export function oneOf<T extends string>(values: readonly T[]): ValueCheck<T> {
 export const httpMethod: ValueCheck<HttpMethod> = oneOf<HttpMethod>(['POST', 'GET'])
 
 /** DTMF keys FreeSWITCH reports (0-9, *, #, and the rare A-D). */
-export const DTMF_KEYS = '0123456789*#ABCD'
+const DTMF_KEYS = '0123456789*#ABCD'
 
 export function dtmfKeys(minLength: number, maxLength: number): ValueCheck<string> {
   const rule =

@@ -74,9 +74,6 @@ export interface IvrElementTypes {}
 /** Any element that runs in sequence (the content of the root, Sections and branches). */
 export type IvrElement = IvrElementTypes[keyof IvrElementTypes]
 
-/** The spec calls them elements; `Element` reads naturally where no DOM type is in scope. */
-export type Element = IvrElement
-
 export interface IvrDocument {
   /** Top-level elements in order, without the Sections. */
   readonly body: readonly IvrElement[]

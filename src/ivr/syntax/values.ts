@@ -12,7 +12,7 @@ import { fail, isBlank, type ElementNode, type ValueReading } from './reader.js'
 import type { IvrLimits, Param, ParsedExpr, ValueCheck } from './types.js'
 
 /** Variables the daemon sets itself (call parameters); Set and GetJSON may not overwrite them. */
-export const CALL_PARAMETERS: ReadonlySet<string> = new Set([
+const CALL_PARAMETERS: ReadonlySet<string> = new Set([
   'CallUUID',
   'CallStatus',
   'Direction',

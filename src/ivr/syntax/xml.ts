@@ -42,7 +42,7 @@ const isXmlChar = (cp: number): boolean =>
   cp === 0x9 || cp === 0xa || cp === 0xd || (cp >= 0x20 && cp <= 0xd7ff) || (cp >= 0xe000 && cp <= 0xfffd) || (cp >= 0x10000 && cp <= 0x10ffff)
 
 /** Decodes `&amp; &lt; &gt; &quot; &apos;` and `&#...;`; any other `&` is an error. */
-export function decodeReferences(raw: string): Result<string, string> {
+function decodeReferences(raw: string): Result<string, string> {
   if (!raw.includes('&')) return ok(raw)
   let out = ''
   let i = 0

@@ -37,7 +37,7 @@ function status(sw: Switch): string {
 }
 
 /** sofia_contact [profile/]user@domain: registered contacts, comma-joined, or error/user_not_registered. */
-export function sofiaContact(sw: Switch, arg: string): string {
+function sofiaContact(sw: Switch, arg: string): string {
   if (arg === '') return ''
   const slash = arg.indexOf('/')
   const userPart = slash < 0 ? arg : arg.slice(slash + 1)

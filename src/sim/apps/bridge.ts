@@ -25,7 +25,7 @@ import { separateString } from '../text/fs-strings.js'
 import { isTrue } from '../text/switch-true.js'
 
 /** switch_ivr_originate: DIALSTATUS for a failed originate with a calling session. */
-export function dialStatus(cause: string): string {
+function dialStatus(cause: string): string {
   switch (cause) {
     case 'ORIGINATOR_CANCEL':
       return 'CANCEL'
@@ -47,7 +47,7 @@ const inList = (list: string, cause: string): boolean =>
   separateString(list, ',').some((c) => c.toUpperCase() === cause || c === String(causeNumber(cause)))
 
 /** switch_channel_handle_cause: go on with the dialplan, or hang up with the cause. */
-export function handleCause(sw: Switch, a: Session, cause: string): void {
+function handleCause(sw: Switch, a: Session, cause: string): void {
   if (!a.up) return
   if (cause !== 'ATTENDED_TRANSFER') {
     const continueOnFail = a.getVar('continue_on_fail')

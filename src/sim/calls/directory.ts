@@ -22,7 +22,7 @@ export interface DirectoryUser {
  * The dial-string of FreeSWITCH's vanilla directory (conf/vanilla/directory/default.xml, without
  * the verto part), used by the static directory: `^^:` makes `:` the variable delimiter.
  */
-export const STATIC_DIAL_STRING =
+const STATIC_DIAL_STRING =
   '{^^:sip_invite_domain=${dialed_domain}:presence_id=${dialed_user}@${dialed_domain}}${sofia_contact(*/${dialed_user}@${dialed_domain})}'
 
 /** The static directory: the configured users; the SIP user name is the user's `name`. */

@@ -16,11 +16,10 @@ import type { Headers } from '../model/events.js'
 import { TERMINAL_HOST, type Terminal } from '../model/registry.js'
 
 /** What a simulated phone asks for (the lane's phones ask 600; FreeSWITCH keeps what is asked). */
-export const SIM_REGISTER_EXPIRES = 3600
+const SIM_REGISTER_EXPIRES = 3600
 
-export const SOFIA_REGISTER = 'sofia::register'
-export const SOFIA_UNREGISTER = 'sofia::unregister'
-export const SOFIA_EXPIRE = 'sofia::expire'
+const SOFIA_REGISTER = 'sofia::register'
+const SOFIA_UNREGISTER = 'sofia::unregister'
 
 /** Event-Calling-* of the two events (the capture's line numbers). */
 const REGISTER_CALLING = ['sofia_reg.c', 'sofia_reg_handle_register_token', '2059'] as const

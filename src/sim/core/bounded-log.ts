@@ -7,7 +7,7 @@
  */
 
 /** Entries kept per history by default: far more than any test produces, a few MB at most. */
-export const DEFAULT_HISTORY = 100_000
+const DEFAULT_HISTORY = 100_000
 
 export class BoundedLog<T> {
   private items: T[] = []

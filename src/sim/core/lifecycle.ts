@@ -22,7 +22,7 @@ import type { ChannelTable } from './channel-table.js'
 import type { HangupHow } from './switch.js'
 
 /** Delay between INVITE and the far end's 180 or final refusal (captures: ~20 ms). */
-export const RESPONSE_DELAY_SEC = 0.02
+const RESPONSE_DELAY_SEC = 0.02
 
 /**
  * What a hangup must tell the bridge a leg is in (its peer, CHANNEL_UNBRIDGE). The bridging part

@@ -11,11 +11,11 @@ export type EventFormat = 'plain' | 'json' | 'xml'
 export const AUTH_REQUEST = 'Content-Type: auth/request\n\n'
 
 /** The 67-byte notice sent before the server closes the socket (after exit or a wrong password). */
-export const DISCONNECT_TEXT = 'Disconnected, goodbye.\nSee you at ClueCon! http://www.cluecon.com/\n'
+const DISCONNECT_TEXT = 'Disconnected, goodbye.\nSee you at ClueCon! http://www.cluecon.com/\n'
 export const DISCONNECT_NOTICE = `Content-Type: text/disconnect-notice\nContent-Length: ${Buffer.byteLength(DISCONNECT_TEXT)}\n\n${DISCONNECT_TEXT}`
 
 /** The 31-byte notice of a shutting-down switch, before it closes every socket (esl/26-fsctl-shutdown.txt). */
-export const SHUTDOWN_TEXT = 'The system is being shut down.\n'
+const SHUTDOWN_TEXT = 'The system is being shut down.\n'
 export const SHUTDOWN_NOTICE = `Content-Type: text/disconnect-notice\nContent-Length: ${Buffer.byteLength(SHUTDOWN_TEXT)}\n\n${SHUTDOWN_TEXT}`
 
 /** `Content-Type: command/reply` with Reply-Text and optional extra headers (bgapi adds Job-UUID). */
@@ -35,7 +35,7 @@ export function apiResponse(body: string): string {
  * No newline after the JSON (test/fixtures/freeswitch/esl/06-originate-sofia-contact.txt: the next
  * message starts right after the `}`).
  */
-export function eventJsonBody(event: SimEvent): string {
+function eventJsonBody(event: SimEvent): string {
   const obj: Record<string, string | string[]> = {}
   for (const [k, v] of event.headers) {
     const prev = obj[k]
@@ -50,7 +50,7 @@ export function eventJsonBody(event: SimEvent): string {
   return JSON.stringify(obj)
 }
 
-export function eventJson(event: SimEvent): string {
+function eventJson(event: SimEvent): string {
   const json = eventJsonBody(event)
   return `Content-Length: ${Buffer.byteLength(json)}\nContent-Type: text/event-json\n\n${json}`
 }
@@ -60,7 +60,7 @@ export function eventJson(event: SimEvent): string {
  * url-encoded value` lines, then either a blank line or `Content-Length: N`, a blank line and the
  * raw body.
  */
-export function eventPlainBody(event: SimEvent): string {
+function eventPlainBody(event: SimEvent): string {
   let out = ''
   for (const [k, v] of event.headers) out += `${k}: ${urlEncode(v)}\n`
   if (event.body !== undefined) out += `Content-Length: ${Buffer.byteLength(event.body)}\n\n${event.body}`
@@ -68,7 +68,7 @@ export function eventPlainBody(event: SimEvent): string {
   return out
 }
 
-export function eventPlain(event: SimEvent): string {
+function eventPlain(event: SimEvent): string {
   const body = eventPlainBody(event)
   return `Content-Length: ${Buffer.byteLength(body)}\nContent-Type: text/event-plain\n\n${body}`
 }

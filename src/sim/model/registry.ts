@@ -11,7 +11,7 @@
 import type { DomainConfig, SimBehaviour, UserConfig } from '../../config/schema.js'
 import type { FarEnd } from './channel.js'
 
-export const FIRST_TERMINAL_PORT = 5070
+const FIRST_TERMINAL_PORT = 5070
 export const TERMINAL_HOST = '127.0.0.1'
 
 export interface Terminal {

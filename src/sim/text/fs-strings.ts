@@ -30,6 +30,7 @@ function unescapeChar(c: string): string {
 /**
  * cleanup_separated_string: skips leading blanks, removes quote pairs, resolves escapes and
  * trims trailing blanks (blanks inside quotes are kept).
+ * @internal Exported for tests: test/sim checks FreeSWITCH's quoting rules on it.
  */
 export function cleanupSeparatedString(str: string, delim: string | null): string {
   let i = 0

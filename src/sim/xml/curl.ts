@@ -34,7 +34,7 @@ export interface XmlCurlQuery {
 
 export type XmlCurlResult = { readonly ok: true; readonly body: string } | { readonly ok: false; readonly reason: string }
 
-export function buildForm(q: XmlCurlQuery): string {
+function buildForm(q: XmlCurlQuery): string {
   const parts = [
     `hostname=${urlEncode(q.hostname)}`,
     `section=${urlEncode(q.section)}`,

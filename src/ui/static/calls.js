@@ -76,6 +76,7 @@ export function whoOf(ch) {
   return NONE
 }
 
+/** @internal Exported for tests: test/ui checks the page model without a browser. */
 export function endUserText(endUser) {
   if (endUser === null || typeof endUser !== 'object') return NONE
   const name = typeof endUser.name === 'string' ? endUser.name : ''
@@ -86,7 +87,7 @@ export function endUserText(endUser) {
 }
 
 /** The other party: the leg this one is bridged (or being connected) to, either way round. */
-export function peerOf(ch, channels) {
+function peerOf(ch, channels) {
   let other = ch.other_uuid === null ? undefined : channels.get(ch.other_uuid)
   if (other === undefined) for (const c of channels.values()) if (c.other_uuid === ch.uuid) other = c
   if (other !== undefined) return whoOf(other)
@@ -94,7 +95,10 @@ export function peerOf(ch, channels) {
   return ch.peer_location === 'external' ? 'PSTN' : NONE
 }
 
-/** Time since the answer (or, not answered yet, since the offer), as m:ss or h:mm:ss. */
+/**
+ * Time since the answer (or, not answered yet, since the offer), as m:ss or h:mm:ss.
+ * @internal Exported for tests: test/ui checks the page model without a browser.
+ */
 export function durationText(ch, nowMs) {
   const since = ch.answer_at ?? ch.offer_at
   const end = ch.hangup_at ?? nowMs

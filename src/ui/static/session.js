@@ -10,7 +10,7 @@
  * credentials for the daemon). The caller keeps the token in memory only.
  */
 
-export const APP_NAME = 'live-calls'
+const APP_NAME = 'live-calls'
 
 /** The ws_cti path and query a monitor ticket is asked for (and then opened: a ticket is for exactly its URI). */
 export function monitorUri(prefix) {
@@ -18,7 +18,7 @@ export function monitorUri(prefix) {
 }
 
 /** `Basic base64(domain:token)`, the token's UTF-8 bytes as they are. */
-export function basicAuth(domain, token) {
+function basicAuth(domain, token) {
   const bytes = new TextEncoder().encode(`${domain}:${token}`)
   let binary = ''
   for (const b of bytes) binary += String.fromCharCode(b)

@@ -19,7 +19,7 @@ import { sleep, waitFor } from '../../support/wait.js'
 
 /** Simulated seconds run 20 times faster (answer_after 1 = 50 ms). */
 export const TIME_SCALE = 0.05
-export const FIXTURES = fileURLToPath(new URL('../fixtures-in-process/', import.meta.url))
+const FIXTURES = fileURLToPath(new URL('../fixtures-in-process/', import.meta.url))
 export const TOKENS: Readonly<Record<string, string>> = {
   'fault.test': 'fault-token-0123456789',
   'other.test': 'other-token-0123456789',

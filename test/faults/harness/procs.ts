@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url'
 import type { Test } from 'tap'
 import { collectJsonLines } from './child.js'
 
-export const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
 
 /**
  * Where util-linux's setpriv exists, each child is started through it with a parent-death signal

@@ -17,7 +17,7 @@ import { waitFor as waitForCondition } from '../../support/wait.js'
 import { EslObserver } from './observer.js'
 import { spawnTsx, type LogLine, type ManagedProcess } from './procs.js'
 
-export const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url))
+const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url))
 export const DOMAIN = 'faults.test'
 export const TOKEN = 'faults-token-0123456789'
 /** Simulated delays run 10 times faster (answer_after 2 = 200 ms). */
@@ -52,7 +52,7 @@ export interface CallbackSettings {
 }
 
 /** Whether this version of the daemon's schema accepts a `callbacks` key (so the suite runs before and after it lands). */
-export function schemaKnowsCallbackKey(key: string, value: unknown): boolean {
+function schemaKnowsCallbackKey(key: string, value: unknown): boolean {
   const parsed = daemonSchema.safeParse({ freeswitch: { mode: 'freeswitch' }, xml_curl: { username: 'u', password: 'password1' }, callbacks: { [key]: value } })
   return parsed.success
 }

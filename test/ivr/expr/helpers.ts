@@ -2,7 +2,7 @@ import { evaluate, parseExpression, type EvalEnv, type Scope, type Value } from 
 import type { Result } from '../../../src/util/result.js'
 
 /** 2024-03-04 (a Monday) 23:30 UTC: already Tuesday morning in Tokyo. */
-export const FIXED = new Date('2024-03-04T23:30:00Z')
+const FIXED = new Date('2024-03-04T23:30:00Z')
 export const tokyo: EvalEnv = { timeZone: 'Asia/Tokyo', now: () => FIXED }
 
 /** Parses and evaluates; a parse error is returned as `parse: <message>` so tests can tell them apart. */

@@ -11,7 +11,7 @@ import { FakeFetcher } from './fakes.js'
 export const DOMAIN = 'example.test'
 export const MENU_URL = 'https://ivr.example.test/menu?a=1'
 
-export const domain = {
+const domain = {
   name: DOMAIN,
   api_tokens: ['plain-token-for-tests'],
   privileges: ['ON_THE_FLY_IVR_ALLOWED'],
@@ -34,7 +34,7 @@ export const domain = {
   ],
 }
 
-export function makeRuntime(): Runtime {
+function makeRuntime(): Runtime {
   const daemon = daemonSchema.parse({
     freeswitch: { mode: 'simulator' },
     xml_curl: { username: 'freeswitch', password: 'xml-curl-secret' },

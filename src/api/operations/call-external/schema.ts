@@ -3,7 +3,6 @@
  * in the order their rules are heard (schema/parse.ts); calling_number membership and the
  * destination are resolved after the parse, in operation.ts.
  */
-import type { z } from 'zod'
 import { pstnPartySchema, destinationSchema } from '../../schema/party.js'
 import { timeoutSchema } from '../../schema/scalars.js'
 import { callbackUrlSchema } from '../../schema/url.js'
@@ -20,5 +19,3 @@ export const callExternalSchema = requestBody({
   callback_url: callbackUrlSchema.optional(),
 })
   .describe('Calls an external party through the domain\'s gateway, then connects the answered leg to an internal destination or an IVR.')
-
-export type CallExternalBody = z.output<typeof callExternalSchema>

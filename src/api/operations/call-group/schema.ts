@@ -3,7 +3,6 @@
  * the order their rules are heard (schema/parse.ts); the group the identifiers name and the
  * destination are resolved after the parse, in operation.ts.
  */
-import type { z } from 'zod'
 import { GROUP_KEYS } from '../../../directory/directory.js'
 import { anyOfRequired, groupIdentifiers, optionalFields, requireOneOf } from '../../schema/identifiers.js'
 import { destinationSchema } from '../../schema/party.js'
@@ -29,5 +28,3 @@ export const callGroupSchema = requestBody({
   .describe(
     `Hunts the members of one group one at a time, then connects the answering member to the destination. At least one of ${GROUP_KEYS.join(', ')} is required; several must name the same group.`,
   )
-
-export type CallGroupBody = z.output<typeof callGroupSchema>

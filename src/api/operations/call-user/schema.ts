@@ -13,7 +13,7 @@ import { callingNameSchema } from '../../schema/text.js'
 import { callbackUrlSchema } from '../../schema/url.js'
 import { requestBody } from '../../schema/request.js'
 
-export const GROUP_RESOLVERS = ['*', 'any:CALL_CENTER'] as const
+const GROUP_RESOLVERS = ['*', 'any:CALL_CENTER'] as const
 
 export const callUserSchema = requestBody({
   ...optionalFields(userIdentifiers),

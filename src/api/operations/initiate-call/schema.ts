@@ -3,13 +3,12 @@
  * are declared in the order their rules are heard (schema/parse.ts); the user, the destination,
  * ani membership and the group are resolved after the parse, in operation.ts.
  */
-import type { z } from 'zod'
 import { anyOfRequired, groupIdentifiers, requireOneOf, userIdentifiers } from '../../schema/identifiers.js'
 import { callingNumberSchema } from '../../schema/numbers.js'
 import { destinationSchema, pstnPartySchema } from '../../schema/party.js'
 import { requestBody } from '../../schema/request.js'
 
-export const ORIGINATORS = ['user_name', 'pstn_number'] as const
+const ORIGINATORS = ['user_name', 'pstn_number'] as const
 
 export const initiateCallSchema = requestBody({
   user_name: userIdentifiers.user_name
@@ -27,5 +26,3 @@ export const initiateCallSchema = requestBody({
   .superRefine(requireOneOf(ORIGINATORS))
   .meta(anyOfRequired(ORIGINATORS))
   .describe('Deprecated: calls a user (user_name) or a PSTN number (pstn_number), then connects the answered leg to the destination. One of user_name and pstn_number is required.')
-
-export type InitiateCallBody = z.output<typeof initiateCallSchema>
