@@ -23,7 +23,8 @@ a second signal; 2 a wrong command line.
 
 /**
  * The longest a graceful stop may take: the callbacks' 10 s (daemon.ts) and the rest of the
- * stop, under the 15 s `stop_grace_period` docs/deploy.md gives `docker stop`. Past it the
+ * stop, well under the 30 s docs/deploy.md gives `docker stop` and deploy/systemd/cod.service
+ * gives systemd (TimeoutStopSec), so the daemon ends its own stop before it is killed. Past it the
  * process exits anyway (1): a part that hangs must not leave a daemon that an init system, or a
  * shell's Ctrl-C, believes stopping forever. Cutting a stop short loses nothing: what was
  * accepted is in the journal already (docs/callbacks.md "Durability").
