@@ -7,6 +7,7 @@ import { NAME_RE } from '../config/schema.js'
 import { USER_KEYS, type UserKey } from '../directory/directory.js'
 import type { ApiError } from '../api/errors.js'
 import { invalid, missing, oneOf } from '../api/params.js'
+import { strictTextProblem } from '../api/schema/text.js'
 import { err, ok, type Result } from '../util/result.js'
 
 export interface CtiQuery {
@@ -114,6 +115,10 @@ export interface TicketRequest {
 export function parseTicketRequest(uri: unknown, wsPath: string): Result<TicketRequest, ApiError> {
   if (typeof uri !== 'string') return err(invalid('uri', 'must be a string'))
   if (uri.length === 0 || uri.length > MAX_URI_LENGTH) return err(invalid('uri', `must be 1-${MAX_URI_LENGTH} characters`))
+  // The URL parser drops C0 controls and spaces at the ends, and tabs and newlines inside: such a
+  // uri would be issued a ticket for another text than the client sent. Refused as every strict string is.
+  const unsafe = strictTextProblem(uri)
+  if (unsafe !== undefined) return err(invalid('uri', unsafe))
   let url: URL | undefined
   if (uri.startsWith('/')) url = parseTarget(uri)
   else {

@@ -98,6 +98,12 @@ t.test('tickets', async (t) => {
       [`${WS}?user_name=alice`, 400, 'missing_parameter'],
       [`${WS}?app_name=crm&user_name=alice&ticket=abc`, 400, 'invalid_parameter'],
       [`${WS}?app_name=crm&user_name=nobody`, 404, 'user_not_found'],
+      // The URL parser would drop these (C0 controls and spaces at the ends, tabs and newlines
+      // inside) and issue the ticket: refused as in every other strict string.
+      [`${WS}?app_name=crm&user_name=alice\n`, 400, 'invalid_parameter'],
+      [`${WS}?app_name=crm&user_\tname=alice`, 400, 'invalid_parameter'],
+      [`\u0000${WS}?app_name=crm&user_name=alice`, 400, 'invalid_parameter'],
+      [`${WS}?app_name=crm&user_name=alice\ud800`, 400, 'invalid_parameter'],
     ]
     for (const [u, status, id] of cases) {
       const r = await genTicket(h, u)

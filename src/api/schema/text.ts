@@ -33,8 +33,8 @@ const MUST_BE_STRING = 'must be a string'
 const hex = (c: number): string => `U+${c.toString(16).toUpperCase().padStart(4, '0')}`
 
 /**
- * Why a string breaks the strict-text rule (the first offending character, by position), or undefined.
- * @internal Exported for tests: test/api checks it character by character.
+ * Why a string breaks the strict-text rule (the first offending character, by position), or
+ * undefined. Also checks gen_ws_ticket's uri (src/cti/query.ts), which is not a zod string.
  */
 export function strictTextProblem(s: string): string | undefined {
   for (let i = 0; i < s.length; i++) {
