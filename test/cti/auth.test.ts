@@ -107,7 +107,7 @@ t.test('tickets', async (t) => {
     ]
     for (const [u, status, id] of cases) {
       const r = await genTicket(h, u)
-      t.equal(r.status, status, `uri ${String(u)}: ${status}`)
+      t.equal(r.status, status, `uri ${JSON.stringify(u)}: ${status}`)
       t.match(r.body, { result_code: 500, error: { id } })
     }
     const extra = await fetch(`${h.base}/api/gen_ws_ticket`, {
