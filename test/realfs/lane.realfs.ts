@@ -76,8 +76,9 @@ if (!existsSync(FS_SH)) {
       return { from, call, ms: Date.now() - started, log: call.status === 200 ? '' : switchLogSince(real.log, logFrom) }
     }
     let attempt = await didCall()
-    // A CI run once saw this call end after ~2 s without an answer (not reproduced since, with or
-    // without load). 2 s is mod_xml_curl's timeout (freeswitch/autoload_configs/xml_curl.conf.xml):
+    // A CI run once saw this call end after ~2 s without an answer: bob's ring cut by a 3 s
+    // destination_timeout that FreeSWITCH counts in whole seconds (world.ts laneDomain: now 4 s).
+    // 2 s is also mod_xml_curl's timeout (freeswitch/autoload_configs/xml_curl.conf.xml):
     // when FreeSWITCH's own log says it gave up on the daemon's listener (this test process hosts
     // both daemons, the phones and the app server, and a loaded CI machine can stall it), that is
     // reported and the call tried once more, since what this test checks is the carrier's route,
