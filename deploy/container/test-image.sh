@@ -169,7 +169,10 @@ check_stop() {
   code=$(pm inspect --format '{{.State.ExitCode}}' "$c")
   [ "$code" = 0 ] || fail "$c: exit code $code after podman stop"
   [ $((SECONDS - t0)) -lt 10 ] || fail "$c: stopped only after $((SECONDS - t0)) s (SIGKILL at 10 s)"
-  pm logs "$c" 2>&1 | grep -q '"msg":"shutdown requested"' || fail "$c: no shutdown in its log"
+  # Read whole, then searched: with pipefail, `pm logs | grep -q` fails when grep stops reading
+  # at the first match and podman, still writing, dies of SIGPIPE (CI saw it: stop 33).
+  out=$(pm logs "$c" 2>&1)
+  grep -q '"msg":"shutdown requested"' <<<"$out" || fail "$c: no shutdown in its log"
   say "$c: podman stop: exit 0 in $((SECONDS - t0)) s, shutdown logged"
 }
 
@@ -192,7 +195,8 @@ start cod-alone --network bridge -p 127.0.0.1::8080 "$image"
 await_healthy cod-alone
 say "(a) cod-alone: podman healthcheck run passes"
 check_api cod-alone "$(published cod-alone 8080)"
-pm exec cod-alone sh -c 'ls /var/lib/cod/journal' | grep -q '^segment-' || fail "cod-alone: no journal segment in /var/lib/cod/journal"
+listing=$(pm exec cod-alone sh -c 'ls /var/lib/cod/journal')
+grep -q '^segment-' <<<"$listing" || fail "cod-alone: no journal segment in /var/lib/cod/journal"
 check_stop cod-alone
 
 # ---- (b) a configuration mounted read-only, state in a volume ----
@@ -211,7 +215,8 @@ await_healthy cod-mounted
 say "(b) cod-mounted: podman healthcheck run passes on http.port 9090"
 check_api cod-mounted "$(published cod-mounted 9090)"
 check_stop cod-mounted
-pm run --rm --no-healthcheck -v cod-state:/var/lib/cod "$image" ls /var/lib/cod/journal | grep -q '^segment-' ||
+listing=$(pm run --rm --no-healthcheck -v cod-state:/var/lib/cod "$image" ls /var/lib/cod/journal)
+grep -q '^segment-' <<<"$listing" ||
   fail "no journal segment in the cod-state volume"
 say "(b) the journal is in the cod-state volume"
 
