@@ -16,30 +16,28 @@
  * - A watchdog per originate ends any attempt FreeSWITCH never reported on.
  * - Once over, its legs' channel reservations are released and its losers hung up.
  */
-import { performance } from 'node:perf_hooks'
 import type { ChannelModel } from '../channels/index.js'
 import type { Runtime } from '../runtime/store.js'
 import { submitJob } from '../pbx/submit.js'
 import type { PbxClient, PbxError } from '../pbx/types.js'
+import type { Clock } from '../util/clock.js'
 import type { Logger } from '../util/logger.js'
 import { err, ok, type Result } from '../util/result.js'
 import type { LegCanceller } from './cancel.js'
-import type { ChannelLimiter } from './channel-limit.js'
 import { applyLegEvent, failedOrUnknown, newLegState, outcomeFromChannels, verdictOfJob, type LegEvent, type LegState } from './leg-outcome.js'
 import { applyRecord, type LegRecords } from './leg-records.js'
 import { createLegWatch } from './leg-watch.js'
 import { buildOriginate, type LegPlan } from './originate-spec.js'
 import type { AttemptOutcome } from './outcome.js'
 import type { OriginationPlan } from './plan.js'
-import { pbxRefusal, refusal, STOPPING, type OriginationRefusal } from './refusal.js'
-import type { OriginateIntents } from './intents.js'
+import { pbxRefusal, refusal, type OriginationRefusal } from './refusal.js'
 
 /** How the outcome is being read: from the BACKGROUND_JOB, or (its result lost) from channel state. */
 type Watching =
   | { readonly mode: 'job' }
   | {
       readonly mode: 'channels'
-      /** When the job result was given up (performance.now()): only a re-read begun after it counts. */
+      /** When the job result was given up (Clock.now()): only a re-read begun after it counts. */
       readonly lostAt: number
       /** A re-read of the live channels that began after the loss has completed. */
       synced: boolean
@@ -55,27 +53,32 @@ export interface Attempt {
   watching: Watching
   done: boolean
   readonly resolve: (o: AttemptOutcome) => void
-  timer: NodeJS.Timeout | undefined
-  /** After this (performance.now()), the watchdog ends the attempt whatever is known. */
+  /** Cancels the watchdog's next turn. */
+  stopWatchdog: (() => void) | undefined
+  /** After this (Clock.now()), the watchdog ends the attempt whatever is known. */
   readonly hardDeadline: number
 }
 
-/** The request an attempt is made for: it holds its current attempt, so that closing can end it. */
+/** The end of an originate FreeSWITCH accepted: how it ended, once. */
+export type AttemptEnd = Promise<AttemptOutcome>
+
+/**
+ * The request an attempt is made for (request.ts OriginationRequest): it owns the legs'
+ * reservations and keeps its current attempt, so that closing can end it.
+ */
 export interface AttemptOwner {
   readonly plan: OriginationPlan
   /** The domain as configured (channel variables, dialplan context). */
   readonly domainName: string
-  attempt: Attempt | undefined
-  /** Its intent is written (intents.ts): once per request, before its first originate. */
-  intended?: boolean
-  /** The engine is closing: nothing more is originated for it. */
-  readonly stopped: boolean
+  /** These legs count no more as reserved (created, ended, or never placed). */
+  releaseLegs(uuids: readonly string[]): void
+  /** This originate is ringing for it from now on. */
+  attemptBegan(a: Attempt): void
 }
 
 export interface AttemptDeps {
   readonly pbx: PbxClient
   readonly channels: ChannelModel
-  readonly limiter: ChannelLimiter
   readonly cancel: LegCanceller
   readonly runtime: () => Runtime
   readonly logger: Logger
@@ -84,25 +87,24 @@ export interface AttemptDeps {
   readonly graceMs: number
   /** Real seconds per FreeSWITCH second. */
   readonly timeScale: number
+  readonly clock: Clock
   /** The legs' own records in FreeSWITCH, for legs that ended while the link was down. */
   readonly records?: Pick<LegRecords, 'read'>
-  /** The journal's write-ahead record, durable before a request's first originate. */
-  readonly intents?: Pick<OriginateIntents, 'intended'>
 }
 
 export interface Attempts {
   /**
    * Places one originate (its legs are reserved already). Resolves once FreeSWITCH accepted
-   * it, with the promise of its outcome; refused, its reservations are released.
+   * it, with its end; refused, its reservations are released.
    */
-  start(owner: AttemptOwner, legs: readonly LegPlan[], timeoutSec: number): Promise<Result<Promise<AttemptOutcome>, OriginationRefusal>>
+  start(owner: AttemptOwner, legs: readonly LegPlan[], timeoutSec: number): Promise<Result<AttemptEnd, OriginationRefusal>>
   /** Ends the attempt as cancelled (the engine is closing); nothing if it is over already. */
   cancel(a: Attempt): void
   close(): void
 }
 
 export function createAttempts(deps: AttemptDeps): Attempts {
-  const { pbx, limiter, cancel, logger: log, graceMs } = deps
+  const { pbx, cancel, clock, logger: log, graceMs } = deps
   const fsMs = (sec: number) => sec * 1000 * deps.timeScale
 
   const fallbackOf = (a: Attempt) => (a.watching.mode === 'channels' ? a.watching.fallbackCause : undefined)
@@ -110,9 +112,9 @@ export function createAttempts(deps: AttemptDeps): Attempts {
   const finish = (a: Attempt, outcome: AttemptOutcome) => {
     if (a.done) return
     a.done = true
-    clearTimeout(a.timer)
+    a.stopWatchdog?.()
     for (const u of a.uuids) {
-      limiter.release(u)
+      a.owner.releaseLegs([u])
       const winner = outcome.answered && outcome.uuid === u
       watch.retire(u, winner)
       // The losers of a fork are hung up by FreeSWITCH (LOSE_RACE); make sure of it.
@@ -147,7 +149,7 @@ export function createAttempts(deps: AttemptDeps): Attempts {
   const lose = (a: Attempt, fallbackCause: string | undefined) => {
     if (a.done) return
     log.warn({ requestId: a.owner.plan.requestId, fallbackCause }, 'originate result lost: reading the outcome from channel state')
-    a.watching = { mode: 'channels', lostAt: performance.now(), synced: false, fallbackCause }
+    a.watching = { mode: 'channels', lostAt: clock.now(), synced: false, fallbackCause }
     // Connected: re-read now. Otherwise the reconnection triggers the re-read (the channel model).
     if (pbx.isConnected()) watch.resync()
   }
@@ -161,13 +163,13 @@ export function createAttempts(deps: AttemptDeps): Attempts {
 
   const watchdog = (a: Attempt) => {
     if (a.done) return
-    if (performance.now() > a.hardDeadline) {
+    if (clock.now() > a.hardDeadline) {
       log.error({ requestId: a.owner.plan.requestId }, 'FreeSWITCH never reported on this originate: ending it')
       for (const u of a.uuids) if (a.legs.get(u)?.live === true) cancel.kill(u)
       finish(a, failedOrUnknown(a.legs, fallbackOf(a)))
       return
     }
-    a.timer = setTimeout(() => watchdog(a), graceMs)
+    a.stopWatchdog = clock.after(graceMs, () => watchdog(a))
     if (!pbx.isConnected()) return
     if (a.watching.mode === 'job') lose(a, undefined)
     else watch.resync()
@@ -175,13 +177,13 @@ export function createAttempts(deps: AttemptDeps): Attempts {
     for (const [u, l] of a.legs) if (l.live && !l.answered) cancel.kill(u)
   }
 
-  const watch = createLegWatch<Attempt>(deps.channels, {
+  const watch = createLegWatch<Attempt>(deps.channels, clock, {
     onLeg(a, uuid, e: LegEvent) {
       const leg = a.legs.get(uuid)
       if (leg === undefined) return
       applyLegEvent(leg, e)
       // Created: it counts as a live channel now. Ended: it counts no more.
-      if (e.kind !== 'answered') limiter.release(uuid)
+      if (e.kind !== 'answered') a.owner.releaseLegs([uuid])
       evaluate(a)
     },
     onResynced(a, startedAt) {
@@ -198,17 +200,9 @@ export function createAttempts(deps: AttemptDeps): Attempts {
     const uuids = legs.map((l) => l.uuid)
     const cmd = buildOriginate(plan, owner.domainName, deps.runtime().directory.domain(plan.domain), legs, timeoutSec)
     if (!cmd.ok) {
-      limiter.release(...uuids)
+      owner.releaseLegs(uuids)
       log.error({ requestId: plan.requestId, problem: cmd.error }, 'originate refused by the command builder')
       return err(refusal('internal', `cannot build the originate: ${cmd.error.field} ${cmd.error.reason}`))
-    }
-    if (deps.intents !== undefined && owner.intended !== true) {
-      owner.intended = true
-      await deps.intents.intended(plan, uuids)
-      if (owner.stopped) {
-        limiter.release(...uuids)
-        return err(STOPPING)
-      }
     }
     let resolve!: (o: AttemptOutcome) => void
     const outcome = new Promise<AttemptOutcome>((r) => (resolve = r))
@@ -219,19 +213,19 @@ export function createAttempts(deps: AttemptDeps): Attempts {
       watching: { mode: 'job' },
       done: false,
       resolve,
-      timer: undefined,
-      hardDeadline: performance.now() + fsMs(timeoutSec) + 5 * graceMs,
+      stopWatchdog: undefined,
+      hardDeadline: clock.now() + fsMs(timeoutSec) + 5 * graceMs,
     }
     for (const u of uuids) watch.watch(u, a)
-    owner.attempt = a
+    owner.attemptBegan(a)
     const sub = await submitJob(pbx, cmd.value, {
       acceptTimeoutMs: deps.commandTimeoutMs,
       resultTimeoutMs: fsMs(timeoutSec) + graceMs,
     })
     if (!sub.ok) {
       a.done = true
+      owner.releaseLegs(uuids)
       for (const u of uuids) {
-        limiter.release(u)
         // Refused means never written (src/pbx/outgoing.ts); should a leg appear all the same, it is cancelled (leg-watch.ts).
         watch.retire(u, false)
       }
@@ -240,7 +234,7 @@ export function createAttempts(deps: AttemptDeps): Attempts {
     }
     // Already ended (the engine closed while FreeSWITCH was accepting it): nothing to watch.
     if (a.done) return ok(outcome)
-    a.timer = setTimeout(() => watchdog(a), fsMs(timeoutSec) + graceMs)
+    a.stopWatchdog = clock.after(fsMs(timeoutSec) + graceMs, () => watchdog(a))
     void sub.value.result.then((r) => onJob(a, r))
     return ok(outcome)
   }

@@ -3,12 +3,14 @@
  * exactly one result per accepted request (docs/engine.md has the whole story). This file
  * wires the parts and holds the two ends of the engine's life (a request's admission, close):
  *
- * - admission.ts: may the request be placed at all; its legs' channel slots are reserved.
+ * - admission.ts: may the request be placed at all.
+ * - request.ts: one request's life, the one place it is written (phase, channel reservations,
+ *   originates, journal record, reply, result); the engine makes one per admitted request.
  * - single-call.ts (call_user, PSTN originators) and group-call.ts (call_group, with hunt.ts)
- *   place it: one originate, or a hunt of one originate per member.
+ *   drive a request: one originate, or a hunt of one originate per member.
  * - attempt.ts: one originate, from its placement to its outcome (leg-outcome.ts decides it,
  *   leg-watch.ts follows its legs on the daemon's channel model, src/channels).
- * - requests.ts: the requests in flight and their one result each (listeners, callback).
+ * - requests.ts: the requests in flight and the one door their results leave by (listeners, callback).
  *
  * UUIDs are generated before the originate, one per leg; the reply lists them (docs/design.md
  * "Origination semantics"). The reply is given once FreeSWITCH accepted the bgapi. The
@@ -16,9 +18,9 @@
  * the destination described by the cod_dest_* variables (originate-spec.ts).
  */
 import type { ChannelModel } from '../channels/index.js'
-import type { DomainDirectory } from '../directory/directory.js'
 import type { Runtime } from '../runtime/store.js'
 import type { PbxClient } from '../pbx/types.js'
+import { delay, systemClock, type Clock } from '../util/clock.js'
 import type { Logger } from '../util/logger.js'
 import { err, type Result } from '../util/result.js'
 import { admit, type SharedLimit } from './admission.js'
@@ -26,7 +28,7 @@ import { createAttempts } from './attempt.js'
 import { createLegCanceller } from './cancel.js'
 import { ChannelLimiter } from './channel-limit.js'
 import { createContactLookup } from './contacts.js'
-import { destinationSlots, type DestinationSlots } from './destination-legs.js'
+import { destinationSlots } from './destination-legs.js'
 import { createGroupCalls } from './group-call.js'
 import type { CallbackSink } from './outcome.js'
 import type { OriginateIntents } from './intents.js'
@@ -34,8 +36,9 @@ import type { Destination, OriginationAccepted, OriginationEngine, OriginationPl
 import type { OriginationRefusal } from './refusal.js'
 import { createLegRecords } from './leg-records.js'
 import { createRecovery, type RecoverableRequest, type RecoverySummary, type UnsettledIntents } from './recovery.js'
+import { OriginationRequest, type RequestServices } from './request.js'
 import { createRequests, type RequestOutcome } from './requests.js'
-import { createSingleCalls } from './single-call.js'
+import { callPstn, callUser } from './single-call.js'
 
 /** How often the channel limit ends destination holds no channel change ended (channel-limit.ts sweep). */
 const LIMIT_SWEEP_MS = 5000
@@ -68,6 +71,8 @@ export interface EngineDeps {
    * faster, needs another value: the hunt's answer_timeout budget and the watchdogs use it.
    */
   readonly timeScale?: number
+  /** Where every timer and duration of the engine comes from. Default: the system clock. */
+  readonly clock?: Clock
 }
 
 export interface Engine extends OriginationEngine {
@@ -99,6 +104,7 @@ export function createEngine(deps: EngineDeps): Engine {
   const commandTimeoutMs = deps.commandTimeoutMs ?? 5000
   const graceMs = deps.graceMs ?? 15000
   const timeScale = deps.timeScale ?? 1
+  const clock = deps.clock ?? systemClock
   let closed = false
 
   const requests = createRequests({ callbacks: deps.callbacks, logger: log })
@@ -118,79 +124,58 @@ export function createEngine(deps: EngineDeps): Engine {
       },
     },
     inFlight: (id) => requests.has(id),
+    now: () => clock.now(),
   })
   const unfollowLimit = channels.onChange((c) => limiter.channelChanged(c.channel))
-  const limitSweep = setInterval(() => limiter.sweep(), LIMIT_SWEEP_MS).unref()
-  // The destination's hold lasts while the answered leg lives; unanswered, nothing more comes.
-  requests.onOutcome((o) => (o.result.result_code === 0 ? limiter.bindWinner(o.requestId, o.result.uuid) : limiter.dropHold(o.requestId)))
+  const stopLimitSweep = clock.every(LIMIT_SWEEP_MS, () => limiter.sweep())
   const cancel = createLegCanceller(pbx, commandTimeoutMs, log)
   // FreeSWITCH records each leg's fate in mod_hash, read back when the daemon was away (recovery.ts).
   const records = createLegRecords({
     pbx,
     channels,
     commandTimeoutMs,
+    clock,
     inFlight: (id) => requests.has(id) || recovery.has(id),
   })
-  const recovery = createRecovery({ pbx, channels, records, requests, cancel, logger: log.child({ part: 'recovery' }), graceMs })
-  // Requests whose intent is written and whose reply is not decided yet: a refusal unwrites it.
-  const intended = new Set<string>()
-  const intents =
-    deps.intents === undefined
-      ? undefined
-      : {
-          intended: (plan: OriginationPlan, uuids: readonly string[]) => {
-            intended.add(plan.requestId)
-            return deps.intents?.intended(plan, uuids) ?? Promise.resolve()
-          },
-        }
-  const attempts = createAttempts({ pbx, channels, limiter, cancel, runtime, logger: log, commandTimeoutMs, graceMs, timeScale, records, ...(intents !== undefined ? { intents } : {}) })
+  const recovery = createRecovery({ pbx, channels, records, requests, cancel, clock, logger: log.child({ part: 'recovery' }), graceMs })
+  const attempts = createAttempts({ pbx, channels, cancel, runtime, clock, logger: log, commandTimeoutMs, graceMs, timeScale, records })
   const lookupContacts = createContactLookup(pbx, commandTimeoutMs, log)
-  const shared = deps.sharedLimit !== undefined ? { shared: deps.sharedLimit } : {}
-  const singles = createSingleCalls({ limiter, requests, attempts, lookupContacts, ...shared })
-  const groups = createGroupCalls({
+  const services: RequestServices = {
     limiter,
-    requests,
     attempts,
-    lookupContacts,
+    cancel,
+    ledger: requests,
     runtime,
-    logger: log,
-    huntConcurrency: deps.huntConcurrency,
-    timeScale,
-    isClosed: () => closed,
-    ...shared,
-  })
+    ...(deps.sharedLimit !== undefined ? { shared: deps.sharedLimit } : {}),
+    ...(deps.intents !== undefined ? { intents: deps.intents } : {}),
+  }
+  const groups = createGroupCalls({ lookupContacts, logger: log, clock, huntConcurrency: deps.huntConcurrency, timeScale })
 
-  const originate = async (plan: OriginationPlan): Promise<Result<OriginationAccepted, OriginationRefusal>> => {
+  const originate = (plan: OriginationPlan): Promise<Result<OriginationAccepted, OriginationRefusal>> => {
     const admitted = admit(plan, {
       closed,
       connected: pbx.isConnected(),
       inFlight: (id) => requests.has(id),
       directory: () => runtime().directory,
     })
-    if (!admitted.ok) return err(admitted.error)
+    if (!admitted.ok) return Promise.resolve(err(admitted.error))
     const dom = admitted.value
+    const req = new OriginationRequest(plan, dom, services)
+    requests.add(req)
     // Looked up while the originating legs are: each placement awaits it just before it reserves.
     const slots = destinationSlots(plan.destination, dom, lookupContacts)
-    const placed = await place(plan, dom, slots)
-    const hadIntent = intended.delete(plan.requestId)
-    if (!placed.ok) {
-      limiter.dropHold(plan.requestId)
-      // Refused means FreeSWITCH never saw the originate (attempt.ts): the intent placed nothing.
-      if (hadIntent) deps.intents?.unplaced(plan)
-    }
-    return placed
-  }
-
-  const place = (plan: OriginationPlan, dom: DomainDirectory, destSlots: DestinationSlots): Promise<Result<OriginationAccepted, OriginationRefusal>> => {
     const o = plan.originator
-    switch (o.kind) {
-      case 'user':
-        return singles.callUser(plan, dom, o.user, o.autoAnswer, destSlots)
-      case 'pstn':
-        return singles.callPstn(plan, dom, o.number, destSlots)
-      case 'group':
-        return groups.call(plan, dom, o.members, o.memberAnswerTimeoutSec, destSlots)
-    }
+    const placing =
+      o.kind === 'user'
+        ? callUser(req, dom, o.user, o.autoAnswer, lookupContacts, slots)
+        : o.kind === 'pstn'
+          ? callPstn(req, dom, o.number, slots)
+          : groups.call(req, dom, o.members, o.memberAnswerTimeoutSec, slots)
+    placing.catch((e: unknown) => {
+      log.error({ err: e, requestId: plan.requestId }, 'placing the request failed')
+      req.withdraw({ reason: 'internal', description: 'placing the request failed' })
+    })
+    return req.reply
   }
 
   log.debug({ sipProfile: deps.sipProfile, huntConcurrency: deps.huntConcurrency }, 'origination engine ready')
@@ -231,17 +216,12 @@ export function createEngine(deps: EngineDeps): Engine {
       if (closed) return
       closed = true
       unfollowLimit()
-      clearInterval(limitSweep)
-      groups.refuseWaiting()
-      // Calls still ringing are cancelled, and reported so: every accepted request gets its result.
-      for (const req of requests.inFlight()) {
-        req.stopped = true
-        // Ending the attempt cancels the legs we know; hupall also those FreeSWITCH is creating right now.
-        if (req.attempt !== undefined) attempts.cancel(req.attempt)
-        cancel.hangupRequest(req.plan.requestId)
-      }
-      await Promise.race([groups.idle(), new Promise((r) => setTimeout(r, 2000).unref())])
-      for (const req of requests.inFlight()) requests.settle(req, { answered: false, cause: 'ORIGINATOR_CANCEL' })
+      stopLimitSweep()
+      // Calls still ringing are cancelled, and reported so: every accepted request gets its result;
+      // requests that rang nothing yet (a hunt waiting in its queue) are refused.
+      for (const req of requests.inFlight()) req.stop()
+      await Promise.race([groups.idle(), delay(clock, 2000)])
+      for (const req of requests.inFlight()) req.settle({ answered: false, cause: 'ORIGINATOR_CANCEL' })
       recovery.stop()
       recovery.close()
       records.close()

@@ -15,6 +15,7 @@ import { CHANNEL_VARS } from '../pbx/channel-vars.js'
 import * as commands from '../pbx/commands.js'
 import { legRecordSlot, parseLegRecord, type LegRecord } from '../pbx/leg-record.js'
 import type { PbxClient } from '../pbx/types.js'
+import { systemClock, type Clock } from '../util/clock.js'
 import type { LegState } from './leg-outcome.js'
 
 /** A leg's record: what it says, `none` when FreeSWITCH holds none, `unread` when it could not be asked. */
@@ -49,6 +50,8 @@ export interface LegRecordsDeps {
   readonly inFlight: (requestId: string) => boolean
   /** How long after the result a record is kept. Default 5000 ms. */
   readonly forgetDelayMs?: number
+  /** Default: the system clock. */
+  readonly clock?: Clock
 }
 
 interface Doomed {
@@ -69,7 +72,9 @@ export function createLegRecords(deps: LegRecordsDeps): LegRecords {
   const delayMs = deps.forgetDelayMs ?? 5000
   /** Records to drop, in the order they fall due (each waits delayMs from when it was queued). */
   const due: Array<{ readonly at: number; readonly doomed: Doomed }> = []
-  let timer: NodeJS.Timeout | undefined
+  const clock = deps.clock ?? systemClock
+  /** Cancels the armed wake, if any. */
+  let timer: (() => void) | undefined
 
   /** Its output (`-ERR no reply` for no record), undefined when it could not be run. */
   const send = async (cmd: ReturnType<typeof commands.hashSelect>): Promise<string | undefined> => {
@@ -80,20 +85,19 @@ export function createLegRecords(deps: LegRecordsDeps): LegRecords {
 
   /** Looks at the record again in delayMs (one timer for all: see DUE_TOGETHER_MS). */
   const later = (doomed: Doomed): void => {
-    due.push({ at: performance.now() + delayMs, doomed })
+    due.push({ at: clock.now() + delayMs, doomed })
     arm()
   }
 
   const arm = (): void => {
     const next = due[0]
     if (timer !== undefined || next === undefined) return
-    timer = setTimeout(dropDue, Math.max(0, next.at - performance.now()))
-    timer.unref()
+    timer = clock.after(Math.max(0, next.at - clock.now()), dropDue)
   }
 
   const dropDue = (): void => {
     timer = undefined
-    const until = performance.now() + DUE_TOGETHER_MS
+    const until = clock.now() + DUE_TOGETHER_MS
     // Only the records due when this wake began: drop() may queue one again, at the tail, and
     // with a delay shorter than DUE_TOGETHER_MS it would fall inside this window and be looked
     // at again at once, over and over, holding the event loop until the window passed.
@@ -140,7 +144,7 @@ export function createLegRecords(deps: LegRecordsDeps): LegRecords {
     },
     close() {
       unsubscribe()
-      clearTimeout(timer)
+      timer?.()
       timer = undefined
       due.length = 0
     },

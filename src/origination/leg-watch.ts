@@ -7,8 +7,8 @@
  * It also remembers, for a while, the legs of attempts already over: should FreeSWITCH still
  * create one (e.g. an originate FreeSWITCH ran after we gave up waiting on it), a loser is cancelled.
  */
-import { performance } from 'node:perf_hooks'
 import type { ChannelChange, ChannelModel } from '../channels/index.js'
+import type { Clock } from '../util/clock.js'
 import type { LegEvent } from './leg-outcome.js'
 
 /** How long a settled leg's uuid is remembered, to cancel it should FreeSWITCH still create it. */
@@ -17,7 +17,7 @@ const RETIRED_TTL_MS = 10 * 60 * 1000
 export interface LegWatchHandlers<A> {
   /** A change of a watched leg. */
   onLeg(attempt: A, uuid: string, e: LegEvent): void
-  /** A re-read of the live channels that began at `startedAt` (performance.now()) completed. */
+  /** A re-read of the live channels that began at `startedAt` (the channel model's performance.now()) completed. */
   onResynced(attempt: A, startedAt: number): void
   /** Hangs up a leg of an attempt already over that FreeSWITCH created after all. */
   cancel(uuid: string): void
@@ -50,7 +50,7 @@ const legEventOf = (ch: ChannelChange): LegEvent | undefined => {
   }
 }
 
-export function createLegWatch<A>(channels: ChannelModel, handlers: LegWatchHandlers<A>): LegWatch<A> {
+export function createLegWatch<A>(channels: ChannelModel, clock: Clock, handlers: LegWatchHandlers<A>): LegWatch<A> {
   const attemptOf = new Map<string, A>()
   const retired = new Map<string, { winner: boolean; at: number }>()
 
@@ -78,7 +78,7 @@ export function createLegWatch<A>(channels: ChannelModel, handlers: LegWatchHand
     },
     retire(uuid, winner) {
       attemptOf.delete(uuid)
-      const now = performance.now()
+      const now = clock.now()
       retired.delete(uuid) // re-inserted at the end, so that the oldest entries come first
       retired.set(uuid, { winner, at: now })
       for (const [u, r] of retired) {

@@ -24,9 +24,9 @@
  * Results already recorded in the journal are not this module's: the callback dispatcher
  * re-delivers them itself (same delivery id, same bytes).
  */
-import { performance } from 'node:perf_hooks'
 import type { ChannelModel } from '../channels/index.js'
 import type { PbxClient } from '../pbx/types.js'
+import type { Clock } from '../util/clock.js'
 import type { Logger } from '../util/logger.js'
 import type { LegCanceller } from './cancel.js'
 import { applyLegEvent, newLegState, outcomeFromChannels, type LegState } from './leg-outcome.js'
@@ -73,9 +73,10 @@ export interface RecoveryDeps {
   readonly pbx: PbxClient
   readonly channels: ChannelModel
   readonly records: LegRecords
-  readonly requests: Requests
+  readonly requests: Pick<Requests, 'reportRecovered'>
   readonly cancel: LegCanceller
   readonly logger: Logger
+  readonly clock: Clock
   /** After an adopted request's deadline, how long before its ringing legs are ended. */
   readonly graceMs: number
 }
@@ -94,7 +95,8 @@ interface Adopted {
   readonly operation: Operation
   readonly legs: Map<string, LegState>
   done: boolean
-  timer: NodeJS.Timeout | undefined
+  /** Cancels the watchdog's next turn. */
+  stopWatchdog: (() => void) | undefined
   /** The watchdog has ended the ringing legs once; the next time it decides whatever is known. */
   killed: boolean
 }
@@ -111,19 +113,19 @@ function outcomeOfEndedLegs(legs: ReadonlyMap<string, LegState>): AttemptOutcome
 }
 
 export function createRecovery(deps: RecoveryDeps): Recovery {
-  const { pbx, channels, records, requests, cancel, logger: log, graceMs } = deps
+  const { pbx, channels, records, requests, cancel, clock, logger: log, graceMs } = deps
   const adopted = new Map<string, Adopted>()
   let closed = false
 
   const report = (r: RecoverableRequest, operation: Operation, outcome: AttemptOutcome): void => {
-    requests.report({ requestId: r.requestId, domain: r.domain, operation, callbackUrl: r.callbackUrl }, outcome)
+    requests.reportRecovered({ requestId: r.requestId, domain: r.domain, operation, callbackUrl: r.callbackUrl }, outcome)
     records.forget(r.domain, r.requestId, r.uuids)
   }
 
   const finish = (a: Adopted, outcome: AttemptOutcome): void => {
     if (a.done) return
     a.done = true
-    clearTimeout(a.timer)
+    a.stopWatchdog?.()
     adopted.delete(a.req.requestId)
     for (const u of a.req.uuids) {
       const winner = outcome.answered && outcome.uuid === u
@@ -164,11 +166,10 @@ export function createRecovery(deps: RecoveryDeps): Recovery {
     // FreeSWITCH's originate ends them at originate_timeout; this is only in case it did not.
     a.killed = true
     for (const [u] of ringing) cancel.kill(u, 'NO_ANSWER')
-    a.timer = setTimeout(() => watchdog(a), graceMs)
-    a.timer.unref()
+    a.stopWatchdog = clock.after(graceMs, () => watchdog(a))
   }
 
-  const watch = createLegWatch<Adopted>(channels, {
+  const watch = createLegWatch<Adopted>(channels, clock, {
     onLeg(a, uuid, e) {
       const leg = a.legs.get(uuid)
       if (leg === undefined) return
@@ -181,7 +182,7 @@ export function createRecovery(deps: RecoveryDeps): Recovery {
 
   /** The channel model has re-read FreeSWITCH's live channels (after this call began). */
   const channelsRead = async (): Promise<void> => {
-    const since = performance.now()
+    const since = clock.now()
     for (;;) {
       if (closed) return
       if (pbx.isConnected()) {
@@ -193,14 +194,13 @@ export function createRecovery(deps: RecoveryDeps): Recovery {
         const off = channels.onResynced((startedAt) => {
           if (startedAt < since) return
           off()
-          clearTimeout(t)
+          stopWaiting()
           resolve(true)
         })
-        const t = setTimeout(() => {
+        const stopWaiting = clock.after(1000, () => {
           off()
           resolve(false)
-        }, 1000)
-        t.unref()
+        })
       })
       if (readAgain) return
     }
@@ -246,12 +246,11 @@ export function createRecovery(deps: RecoveryDeps): Recovery {
       report(r, op, outcome)
       return outcome.answered === false && outcome.unknown === true ? 'unknown' : 'records'
     }
-    const a: Adopted = { req: r, operation: op, legs, done: false, timer: undefined, killed: false }
+    const a: Adopted = { req: r, operation: op, legs, done: false, stopWatchdog: undefined, killed: false }
     adopted.set(r.requestId, a)
     for (const u of r.uuids) watch.watch(u, a)
     const wait = Math.max(0, r.answerDeadlineAt - Date.now()) + graceMs
-    a.timer = setTimeout(() => watchdog(a), wait)
-    a.timer.unref()
+    a.stopWatchdog = clock.after(wait, () => watchdog(a))
     log.info({ requestId: r.requestId, live: [...legs].filter(([, l]) => l.live).map(([u]) => u) }, 'request adopted: its legs are still live')
     evaluate(a)
     return 'adopted'
@@ -299,7 +298,7 @@ export function createRecovery(deps: RecoveryDeps): Recovery {
     },
     close() {
       closed = true
-      for (const a of adopted.values()) clearTimeout(a.timer)
+      for (const a of adopted.values()) a.stopWatchdog?.()
       watch.close()
     },
   }

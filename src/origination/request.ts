@@ -1,0 +1,222 @@
+/**
+ * One accepted-or-not request, from its admission to its one result: the single place where a
+ * request's life is written. It owns
+ *
+ * - its phase (the state machine below, every transition a method of this class);
+ * - its channel reservations (channel-limit.ts: its originator legs, its destination's hold);
+ * - its originates (attempt.ts: the one ringing now, which closing cancels);
+ * - its journal record (intents.ts: written once before its first originate, unwritten when the
+ *   request is refused after it);
+ * - the API's reply (`reply`, decided once: accepted with its leg UUIDs, or a refusal);
+ * - its result, reported once to the ledger (requests.ts: CTI listeners and the callback).
+ *
+ * How it is placed (one originate, or a hunt) is the strategies' business (single-call.ts,
+ * group-call.ts); they drive it only through these methods.
+ *
+ *     placing ──accept(uuids)──▶ accepted ──settle(outcome)──▶ settled   (result reported)
+ *        │
+ *        └────withdraw(refusal)──▶ withdrawn                           (the refusal is the reply)
+ *
+ * `stopping` is not a phase: the engine is closing, and a request in any live phase stops
+ * ringing; a placing request that has not rung yet is withdrawn at once.
+ */
+import type { DomainDirectory } from '../directory/directory.js'
+import type { Runtime } from '../runtime/store.js'
+import { err, ok, type Result } from '../util/result.js'
+import type { SharedLimit } from './admission.js'
+import type { Attempt, AttemptEnd, Attempts } from './attempt.js'
+import type { LegCanceller } from './cancel.js'
+import type { ChannelLimiter } from './channel-limit.js'
+import type { OriginateIntents } from './intents.js'
+import type { LegPlan } from './originate-spec.js'
+import type { AttemptOutcome } from './outcome.js'
+import type { OriginationAccepted, OriginationPlan } from './plan.js'
+import { refusal, STOPPING, type OriginationRefusal } from './refusal.js'
+
+export type RequestPhase = 'placing' | 'accepted' | 'settled' | 'withdrawn'
+
+/** The API's answer to a request: given once, when FreeSWITCH accepted its first originate or it was refused. */
+export type RequestReply = Result<OriginationAccepted, OriginationRefusal>
+
+/** Where a request leaves its result (requests.ts RequestLedger). */
+export interface RequestLedger {
+  /** The request has ended: it no longer counts as in flight. */
+  leave(requestId: string): void
+  /** Reports an accepted request's result, once (the request makes sure). */
+  report(req: OriginationRequest, outcome: AttemptOutcome): void
+}
+
+/** What every request of one engine shares (made once by engine.ts). */
+export interface RequestServices {
+  readonly limiter: ChannelLimiter
+  readonly attempts: Attempts
+  readonly cancel: LegCanceller
+  readonly ledger: RequestLedger
+  readonly runtime: () => Runtime
+  /** In a cluster: the limit across nodes, asked after this node's own (docs/cluster.md). */
+  readonly shared?: SharedLimit
+  /** The journal's write-ahead record; without it nothing is written before an originate. */
+  readonly intents?: OriginateIntents
+}
+
+export class OriginationRequest {
+  readonly plan: OriginationPlan
+  /** The domain as configured (channel variables, dialplan context). */
+  readonly domainName: string
+  /** Lower case: the key of counts and queues. */
+  readonly domain: string
+  /** The API's reply: resolved by accept() or withdraw(), whichever comes first. */
+  readonly reply: Promise<RequestReply>
+
+  #phase: RequestPhase = 'placing'
+  #stopping = false
+  /** The originate ringing now (or being accepted): stop() cancels it. */
+  #attempt: Attempt | undefined
+  /** Its intent is written: a withdrawal unwrites it. */
+  #intended = false
+  #answer!: (r: RequestReply) => void
+  readonly #services: RequestServices
+
+  constructor(plan: OriginationPlan, dom: DomainDirectory, services: RequestServices) {
+    this.plan = plan
+    this.domainName = dom.name
+    this.domain = dom.name.toLowerCase()
+    this.#services = services
+    this.reply = new Promise((resolve) => (this.#answer = resolve))
+  }
+
+  get requestId(): string {
+    return this.plan.requestId
+  }
+
+  get phase(): RequestPhase {
+    return this.#phase
+  }
+
+  /** The engine is closing: nothing more is rung for this request. */
+  get stopping(): boolean {
+    return this.#stopping
+  }
+
+  /** The domain's channel_limit now (a reload may change it between a hunt's members). */
+  #limit(): number {
+    return this.#services.runtime().directory.domain(this.plan.domain)?.config.channel_limit ?? 0
+  }
+
+  // ---- channel reservations (channel-limit.ts) ----
+
+  /**
+   * Reserves the first legs this request rings and its destination's slots, all or nothing, on this
+   * node and then (in a cluster) across nodes. No await between this node's check and its
+   * reservation: two requests can never both take the last channel.
+   */
+  async reserve(uuids: readonly string[], destinationSlots: number): Promise<Result<void, OriginationRefusal>> {
+    if (this.#phase !== 'placing' || this.#stopping) return err(STOPPING)
+    const { limiter, shared } = this.#services
+    const limit = this.#limit()
+    const demand = { uuids, destination: { requestId: this.requestId, slots: destinationSlots } }
+    if (!limiter.tryReserve(this.plan.domain, limit, demand)) {
+      const needed = uuids.length + destinationSlots
+      return err(
+        refusal(
+          'channel_limit_reached',
+          `domain ${this.plan.domain} would exceed its channel_limit of ${limit} (${limiter.inUse(this.plan.domain)} in use, ${needed} needed)`,
+        ),
+      )
+    }
+    if (shared === undefined) return ok(undefined)
+    // The other nodes' channels count too; this node's reservation already counts in localInUse.
+    const r = await shared.reserve(this.plan.domain, limit, uuids.length + destinationSlots, limiter.inUse(this.plan.domain))
+    if (r.ok && !this.#stopping) return r
+    limiter.release(...uuids)
+    return r.ok ? err(STOPPING) : r
+  }
+
+  /**
+   * Reserves a later hunt member's legs (this node only: docs/cluster.md); the destination is held
+   * since the first reservation. False when they do not fit.
+   */
+  reserveMore(uuids: readonly string[]): boolean {
+    return this.#services.limiter.tryReserve(this.plan.domain, this.#limit(), { uuids })
+  }
+
+  /** Ends the reservation of legs that will not be rung, or that FreeSWITCH created or ended. */
+  releaseLegs(uuids: readonly string[]): void {
+    this.#services.limiter.release(...uuids)
+  }
+
+  // ---- originates (attempt.ts) ----
+
+  /**
+   * Rings these legs (reserved already) in one originate. Before the request's first originate its
+   * intent is made durable. Resolves once FreeSWITCH accepted it, with the end of the originate; a
+   * refusal releases the legs' reservations.
+   */
+  async ring(legs: readonly LegPlan[], timeoutSec: number): Promise<Result<AttemptEnd, OriginationRefusal>> {
+    const uuids = legs.map((l) => l.uuid)
+    const { intents, attempts } = this.#services
+    if (intents !== undefined && !this.#intended && !this.#stopping) {
+      this.#intended = true
+      await intents.intended(this.plan, uuids)
+    }
+    if (this.#stopping || this.#phase === 'settled' || this.#phase === 'withdrawn') {
+      this.releaseLegs(uuids)
+      return err(STOPPING)
+    }
+    return attempts.start(this, legs, timeoutSec)
+  }
+
+  /** attempt.ts tells its owner which originate is ringing for it (before FreeSWITCH accepted it). */
+  attemptBegan(a: Attempt): void {
+    this.#attempt = a
+  }
+
+  // ---- transitions ----
+
+  /** FreeSWITCH accepted the first originate: the API answers with these legs; a result will follow. */
+  accept(uuids: readonly string[]): void {
+    if (this.#phase !== 'placing') return
+    this.#phase = 'accepted'
+    this.#answer(ok({ uuids }))
+  }
+
+  /** Not placed after all: the API answers with the refusal; nothing of the request remains. */
+  withdraw(why: OriginationRefusal): void {
+    if (this.#phase !== 'placing') return
+    this.#phase = 'withdrawn'
+    this.#services.limiter.dropHold(this.requestId)
+    // Withdrawn means FreeSWITCH never saw an originate of it (attempt.ts): the intent placed nothing.
+    if (this.#intended) this.#services.intents?.unplaced(this.plan)
+    this.#services.ledger.leave(this.requestId)
+    this.#answer(err(why))
+  }
+
+  /**
+   * The request's outcome is known. Accepted, it is reported once and the destination's hold follows
+   * the answered leg (or ends); still placing (closing overtook it), it is withdrawn instead.
+   */
+  settle(outcome: AttemptOutcome): void {
+    if (this.#phase === 'placing') return this.withdraw(STOPPING)
+    if (this.#phase !== 'accepted') return
+    this.#phase = 'settled'
+    const { limiter, ledger } = this.#services
+    // The destination's hold lasts while the answered leg lives; unanswered, nothing more comes.
+    if (outcome.answered) limiter.bindWinner(this.requestId, outcome.uuid)
+    else limiter.dropHold(this.requestId)
+    ledger.leave(this.requestId)
+    ledger.report(this, outcome)
+  }
+
+  /**
+   * The engine is closing: the originate ringing now is cancelled (and reported so), and every leg
+   * FreeSWITCH may be creating for it right now is hung up. A request that has rung nothing yet
+   * is refused at once.
+   */
+  stop(): void {
+    if (this.#stopping) return
+    this.#stopping = true
+    if (this.#phase === 'placing' && this.#attempt === undefined) return this.withdraw(STOPPING)
+    if (this.#attempt !== undefined) this.#services.attempts.cancel(this.#attempt)
+    this.#services.cancel.hangupRequest(this.requestId)
+  }
+}
