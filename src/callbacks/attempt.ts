@@ -24,8 +24,10 @@ export interface AttemptRequest {
   readonly target: Target
   /** The exact bytes every attempt sends (and signs). */
   readonly body: string
-  /** The domain's callback_secret; undefined or empty: not signed. */
+  /** The domain's callback_secret (a ticket notice: its webhook's); undefined or empty: not signed. */
   readonly secret: string | undefined
+  /** A notice's kind (journal/types.ts NoticeFields), sent as X-Cod-Notice; absent for a result. */
+  readonly notice?: string
 }
 
 export interface AttemptContext {
@@ -51,6 +53,7 @@ export function attemptHeaders(req: AttemptRequest, nowMs: number, userAgent: st
     'x-delivery-attempt': String(req.attempt),
     'x-request-id': req.requestId,
   }
+  if (req.notice !== undefined) h['x-cod-notice'] = req.notice
   if (req.target.authorization !== undefined) h['authorization'] = req.target.authorization
   // Signed per attempt with the attempt's own timestamp, so receivers can refuse stale replays.
   if (req.secret !== undefined && req.secret !== '') h['x-signature'] = signatureHeader(req.secret, Math.floor(nowMs / 1000), req.body)

@@ -8,12 +8,13 @@ import type { ResultRecord } from '../journal/types.js'
 import type { Target } from './policy.js'
 
 /**
+ * - held: a notice waiting for the notices before it in its order (NoticeFields.order);
  * - queued: waiting in its domain's queue for an attempt;
  * - inflight: an attempt is running;
  * - waiting: a retry timer runs (holds no queue slot);
  * - done: delivered, dead-lettered or left pending at shutdown (no longer in the dispatcher).
  */
-export type DeliveryState = 'queued' | 'inflight' | 'waiting' | 'done'
+export type DeliveryState = 'held' | 'queued' | 'inflight' | 'waiting' | 'done'
 
 export interface Delivery {
   readonly record: ResultRecord

@@ -19,13 +19,18 @@
  * Isolation: each domain has its own queue (domain-queues.ts), so a slow or dead receiver only
  * ever occupies its own domain's slots. A delivery waiting for its retry holds no slot at all.
  *
+ * Notices (notify(): status events, finished recordings, ticketing events; journal/types.ts
+ * NoticeFields) travel the same way with their own delivery ids. Those of one order key (a
+ * request's status events) go one at a time in sequence: the next is held until the one before it
+ * is delivered or given up, also after a restart.
+ *
  * Longer than our usual ~400 lines: the deliveries' state (in flight, waiting, adopted from a
  * peer, dead) is one map that every path here changes under the same rules; the parts without
  * that state are apart (policy, attempt, schedule, body, delivery, domain-queues).
  */
 import { randomUUID } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
-import type { DeadLetter, Journal, PendingResult, ResultRecord } from '../journal/types.js'
+import type { DeadLetter, Journal, NoticeFields, PendingResult, ResultRecord } from '../journal/types.js'
 import type { Logger } from '../util/logger.js'
 import { err, ok, type Result } from '../util/result.js'
 import type { OutboundTransport } from '../net/transport.js'
@@ -45,8 +50,11 @@ export type { CallbackSettings, CallbackSink, CallResult } from './types.js'
 export interface CallbackDispatcherOptions {
   /** The `callbacks` section of daemon.yaml, read at each use so that SIGHUP applies. */
   settings: () => CallbackSettings
-  /** The domain's callback_secret; undefined: requests are not signed. */
-  secretFor: (domain: string) => string | undefined
+  /**
+   * The secret that signs a delivery: the domain's callback_secret, or for a notice with a
+   * `signer` (NoticeFields) that signer's; undefined: not signed.
+   */
+  secretFor: (domain: string, signer?: string) => string | undefined
   /** Where every result is durable before its first attempt (src/journal/). */
   journal: Journal
   logger: Logger
@@ -95,7 +103,7 @@ const mono = (): number => performance.now()
 
 export class CallbackDispatcher implements CallbackSink {
   private readonly settings: () => CallbackSettings
-  private readonly secretFor: (domain: string) => string | undefined
+  private readonly secretFor: (domain: string, signer?: string) => string | undefined
   private readonly journal: Journal
   private readonly logger: Logger
   private readonly now: () => number
@@ -106,6 +114,10 @@ export class CallbackDispatcher implements CallbackSink {
   private readonly active = new Map<string, Delivery>()
   private readonly queues = new DomainQueues()
   private readonly finals = new FinalResults()
+  /** Notices of one order key not done yet, in sequence order: only the first is ever tried. */
+  private readonly ordered = new Map<string, Delivery[]>()
+  /** The next sequence number of each order key handed over since start (journal replay continues it). */
+  private readonly nextSeq = new Map<string, number>()
   /** Results handed over whose journal record is not durable yet. */
   private journaling = 0
   private idleWaiters: Array<() => void> = []
@@ -158,6 +170,40 @@ export class CallbackDispatcher implements CallbackSink {
   }
 
   /**
+   * Hands over a notice (not a final result: NoticeFields). Never blocks and never throws, as
+   * deliver(). `orderKey`: notices with the same key are delivered one at a time, in the order
+   * they were handed over. Resolves once the notice is durable (callers need not wait).
+   */
+  notify(
+    domain: string,
+    url: string,
+    body: string,
+    meta: { readonly requestId: string; readonly kind: NoticeFields['kind']; readonly signer?: string; readonly orderKey?: string },
+  ): Promise<void> {
+    try {
+      const requestId = HEADER_SAFE.test(meta.requestId) ? meta.requestId : encodeURIComponent(meta.requestId).slice(0, 200) || 'unknown'
+      let order: NoticeFields['order']
+      if (meta.orderKey !== undefined) {
+        const seq = this.nextSeq.get(meta.orderKey) ?? 0
+        this.nextSeq.set(meta.orderKey, seq + 1)
+        order = { key: meta.orderKey, seq }
+      }
+      const notice: NoticeFields = { kind: meta.kind, ...(meta.signer !== undefined ? { signer: meta.signer } : {}), ...(order !== undefined ? { order } : {}) }
+      const record = { deliveryId: randomUUID(), requestId, domain, url, body, createdAt: this.now(), notice }
+      this.journaling++
+      // Called now (not after an await): notices of one key are journaled in their order.
+      return this.journal.notice(record).then(() => {
+        this.journaling--
+        this.accept({ result: record, progress: undefined })
+        this.notifyIfIdle()
+      })
+    } catch (e) {
+      this.safeLog(() => this.logger.error({ err: e, domain, request_id: meta.requestId, kind: meta.kind, body }, 'notice could not be queued'))
+      return Promise.resolve()
+    }
+  }
+
+  /**
    * A result another node of a cluster produced and did not deliver before it died (src/cluster/,
    * docs/cluster.md "Results survive a node"): journaled here and delivered with the same delivery
    * id and bytes. A second final result for the request is refused as deliver() refuses it.
@@ -189,9 +235,13 @@ export class CallbackDispatcher implements CallbackSink {
       this.logger.warn({ file: s.spool_file }, 'callbacks.spool_file is deprecated: results are kept in the journal; a spool file found there is moved into it')
       pending.push(...(await importSpool(s.spool_file, this.journal, this.logger, s.give_up_after_ms)))
     }
+    // Notices of one order key in their sequence, so that each is held behind the one before it.
+    pending.sort((a, b) => (a.result.notice?.order?.seq ?? 0) - (b.result.notice?.order?.seq ?? 0))
     for (const p of pending) {
       if (this.active.has(p.result.deliveryId)) continue
-      this.finals.remember(p.result.domain, p.result.requestId)
+      const order = p.result.notice?.order
+      if (order !== undefined) this.nextSeq.set(order.key, Math.max(this.nextSeq.get(order.key) ?? 0, order.seq + 1))
+      if (p.result.notice === undefined) this.finals.remember(p.result.domain, p.result.requestId)
       this.accept(p)
     }
     if (pending.length > 0) this.logger.info({ count: pending.length }, 'pending callbacks from the journal queued')
@@ -258,7 +308,7 @@ export class CallbackDispatcher implements CallbackSink {
 
     this.phase = { kind: 'closed' }
     for (const d of [...this.active.values()]) {
-      if (d.state === 'waiting' || d.state === 'queued') this.leave(d)
+      if (d.state === 'waiting' || d.state === 'queued' || d.state === 'held') this.leave(d)
     }
     this.queues.clear()
     this.abort.abort()
@@ -293,6 +343,7 @@ export class CallbackDispatcher implements CallbackSink {
     }
     const d = newDelivery(rec, target.value, attempts, p.progress?.giveUpAt ?? rec.createdAt + this.settings().give_up_after_ms)
     this.active.set(rec.deliveryId, d)
+    if (this.holdBehindEarlier(d)) return
     // Replayed at start: tried at once, unless the receiver asked for a later time (Retry-After).
     const wait = p.progress?.receiverAsked === true ? p.progress.nextAttemptAt - this.now() : 0
     if (wait > 0) this.waitForRetry(d, wait)
@@ -316,7 +367,15 @@ export class CallbackDispatcher implements CallbackSink {
     let outcome: AttemptOutcome
     try {
       outcome = await attemptDelivery(
-        { deliveryId: r.deliveryId, requestId: r.requestId, attempt: d.attempts, target: d.target, body: r.body, secret: this.secretFor(r.domain) },
+        {
+          deliveryId: r.deliveryId,
+          requestId: r.requestId,
+          attempt: d.attempts,
+          target: d.target,
+          body: r.body,
+          secret: this.secretFor(r.domain, r.notice?.signer),
+          ...(r.notice !== undefined ? { notice: r.notice.kind } : {}),
+        },
         { timeoutMs: this.settings().timeout_ms, signal: this.abort.signal, now: this.now, userAgent: this.userAgent, transport: this.transport },
       )
     } catch (e) {
@@ -408,7 +467,7 @@ export class CallbackDispatcher implements CallbackSink {
 
   /** Shutdown: the delivery stays pending in the journal (an aborted attempt: due at once next start). */
   private leave(d: Delivery, nextAttemptAt?: number): void {
-    this.finish(d)
+    this.finish(d, 'left')
     this.counts.left++
     // Also in the log with its body: with the journal switched off (benchmarks) it is the only trace.
     this.logger.warn({ ...logFields(d), attempts: d.attempts, body: d.record.body }, 'callback left pending in the journal for the next start')
@@ -417,13 +476,52 @@ export class CallbackDispatcher implements CallbackSink {
     }
   }
 
-  /** Every delivery ends here exactly once (delivered, dead-lettered or left pending). */
-  private finish(d: Delivery): void {
+  /**
+   * A notice with an order key waits behind the earlier ones of its key that are not done: true
+   * when it was held (it is queued once they are).
+   */
+  private holdBehindEarlier(d: Delivery): boolean {
+    const order = d.record.notice?.order
+    if (order === undefined) return false
+    const line = this.ordered.get(order.key) ?? []
+    this.ordered.set(order.key, line)
+    let at = line.length
+    while (at > 0 && (line[at - 1]?.record.notice?.order?.seq ?? 0) > order.seq) at--
+    line.splice(at, 0, d)
+    if (at === 0 && line.length === 1) return false
+    // A notice handed over before one already on its way (a replay race) waits all the same.
+    d.state = 'held'
+    return true
+  }
+
+  /**
+   * Every delivery ends here exactly once (delivered, dead-lettered or left pending). A notice
+   * after it in its order goes next; one left pending takes the rest of its order with it, so the
+   * next start sends them in order.
+   */
+  private finish(d: Delivery, how: 'over' | 'left' = 'over'): void {
     if (d.timer !== undefined) clearTimeout(d.timer)
     d.timer = undefined
     d.state = 'done'
     this.active.delete(d.record.deliveryId)
+    const next = this.outOfOrderLine(d)
+    if (next !== undefined && next.state === 'held') {
+      if (how === 'left' || this.phase.kind === 'closed') this.leave(next)
+      else this.enqueue(next)
+    }
     this.notifyIfIdle()
+  }
+
+  /** Takes `d` out of its order's line; the delivery now first in it, if any. */
+  private outOfOrderLine(d: Delivery): Delivery | undefined {
+    const key = d.record.notice?.order?.key
+    if (key === undefined) return undefined
+    const line = this.ordered.get(key)
+    if (line === undefined) return undefined
+    const i = line.indexOf(d)
+    if (i >= 0) line.splice(i, 1)
+    if (line.length === 0) this.ordered.delete(key)
+    return line[0]
   }
 
   private notifyIfIdle(): void {

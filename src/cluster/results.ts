@@ -90,6 +90,8 @@ export function mirrorJournal(inner: Journal, deps: MirrorDeps): ResultsMirror {
   const replay = inner.replay()
   for (const r of replay.openRequests) if (r.callbackUrl !== undefined) open.set(r.requestId, { accepted: liteOf(r) })
   for (const p of replay.pendingResults) {
+    // Notices are not mirrored (types.ts NoticeFields): only a request's result is taken over.
+    if (p.result.notice !== undefined) continue
     open.set(p.result.requestId, { ...open.get(p.result.requestId), result: p.result })
     ridOfDelivery.set(p.result.deliveryId, p.result.requestId)
   }
@@ -222,6 +224,8 @@ export function mirrorJournal(inner: Journal, deps: MirrorDeps): ResultsMirror {
       open.set(rec.requestId, { ...open.get(rec.requestId), result: rec })
       await add('result', rec.requestId, rec)
     },
+    // Not mirrored: a peer takes over results only (docs/cluster.md).
+    notice: (rec) => inner.notice(rec),
     attempted: (id, progress) => inner.attempted(id, progress),
     async acked(deliveryId) {
       await inner.acked(deliveryId)

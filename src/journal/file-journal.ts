@@ -16,7 +16,7 @@ import { decodeRecords, encodeRecord, type BadLine, type JournalRecord } from '.
 import { lockJournal, type JournalLock } from './lock.js'
 import { createSegment, listSegments, moveAside, readSegment, removeSegment, type SegmentFile } from './segments.js'
 import { JournalState } from './state.js'
-import { acceptedIsUrgent, type AcceptedRequest, type DeadLetter, type DeliveryProgress, type Journal, type JournalReplay, type JournalStats, type OriginateIntent, type ResultRecord } from './types.js'
+import { acceptedIsUrgent, type AcceptedRequest, type DeadLetter, type DeliveryProgress, type Journal, type JournalReplay, type JournalStats, type NoticeFields, type OriginateIntent, type ResultRecord } from './types.js'
 
 export interface FileJournalOptions {
   readonly dir: string
@@ -186,6 +186,10 @@ class FileJournal implements Journal {
 
   result(rec: ResultRecord): Promise<void> {
     return this.append({ k: 'result', at: this.now(), ...rec })
+  }
+
+  notice(rec: ResultRecord & { readonly notice: NoticeFields }): Promise<void> {
+    return this.append({ k: 'notice', at: this.now(), ...rec })
   }
 
   attempted(deliveryId: string, p: DeliveryProgress): Promise<void> {

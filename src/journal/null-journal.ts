@@ -15,6 +15,7 @@ export function nullJournal(): Journal {
     accepted: done,
     ended: done,
     result: done,
+    notice: done,
     attempted: done,
     acked: done,
     deadLetter: done,

@@ -52,6 +52,15 @@ const resultSchema = z.strictObject({
   createdAt: ms,
 })
 
+const noticeSchema = resultSchema.extend({
+  k: z.literal('notice'),
+  notice: z.strictObject({
+    kind: z.enum(['status', 'recording', 'ticket']),
+    signer: z.string().min(1).max(300).optional(),
+    order: z.strictObject({ key: id, seq: z.number().int().min(0) }).optional(),
+  }),
+})
+
 const attemptedSchema = z.strictObject({
   k: z.literal('attempted'),
   at: ms,
@@ -80,6 +89,7 @@ export const recordSchema = z.discriminatedUnion('k', [
   intendedSchema,
   unplacedSchema,
   resultSchema,
+  noticeSchema,
   attemptedSchema,
   ackedSchema,
   deadSchema,

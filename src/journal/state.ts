@@ -70,8 +70,9 @@ export class JournalState {
       }
       case 'ended':
         return this.endRequest(r.requestId, r.at)
+      case 'notice':
       case 'result': {
-        this.endRequest(r.requestId, r.at)
+        if (r.k === 'result') this.endRequest(r.requestId, r.at)
         if (this.results.has(r.deliveryId)) return
         const { k: _k, at, ...rec } = r
         this.results.set(r.deliveryId, { rec, at, progress: undefined, dead: undefined })
@@ -138,7 +139,8 @@ export class JournalState {
     for (const [requestId, at] of this.endedEarly) out.push({ k: 'ended', at, requestId })
     for (const e of this.results.values()) {
       // A result record also ends its request; that is harmless here: it was ended already.
-      out.push({ k: 'result', at: e.at, ...e.rec })
+      const { notice } = e.rec
+      out.push(notice === undefined ? { k: 'result', at: e.at, ...e.rec } : { k: 'notice', at: e.at, ...e.rec, notice })
       if (e.progress !== undefined) out.push({ k: 'attempted', at: e.at, deliveryId: e.rec.deliveryId, ...e.progress })
       if (e.dead !== undefined) {
         out.push({ k: 'dead', at: e.dead.at, deliveryId: e.rec.deliveryId, reason: e.dead.reason, attempts: e.dead.attempts })

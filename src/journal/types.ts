@@ -62,7 +62,25 @@ export type OriginateIntent = Omit<AcceptedRequest, 'uuids' | 'idempotency'> & {
   readonly idempotency?: Omit<IdempotencyFields, 'reply'>
 }
 
-/** A final result on its way to a callback_url: fixed once, re-sent byte for byte. */
+/**
+ * What makes a delivery a notice rather than its request's final result: a status event, a
+ * finished recording, a ticketing event. A request has one result and may have many notices; a
+ * notice does not end its request (recovery still looks for its calls) and is not mirrored to a
+ * cluster's peers (docs/cluster.md: a dead node's pending notices wait for its restart).
+ */
+export interface NoticeFields {
+  /** What it tells (also sent as the X-Cod-Notice header). */
+  readonly kind: 'status' | 'recording' | 'ticket'
+  /**
+   * Whose secret signs it: absent, the domain's callback_secret; `ticket:<group name>`, the
+   * ticket_webhook secret of that group (read at each attempt, so a reload applies).
+   */
+  readonly signer?: string
+  /** Notices of one key are delivered one at a time, in `seq` order (a request's status events). */
+  readonly order?: { readonly key: string; readonly seq: number }
+}
+
+/** A final result (or a notice) on its way to a callback_url: fixed once, re-sent byte for byte. */
 export interface ResultRecord {
   /** The X-Delivery-Id of every attempt, also after a restart. */
   readonly deliveryId: string
@@ -74,6 +92,8 @@ export interface ResultRecord {
   readonly body: string
   /** Unix ms the result was handed over (the give-up window counts from here). */
   readonly createdAt: number
+  /** Present: not the request's final result but a notice (NoticeFields). */
+  readonly notice?: NoticeFields
 }
 
 /** Where a pending result's retry schedule stands (wall clock, so it survives restarts). */
@@ -173,6 +193,8 @@ export interface Journal {
   ended(requestId: string): Promise<void>
   /** Durable before the first delivery attempt; also ends the request. */
   result(rec: ResultRecord): Promise<void>
+  /** A notice (NoticeFields), durable before its first attempt; its request stays as it was. Acked, retried and given up as results are. */
+  notice(rec: ResultRecord & { readonly notice: NoticeFields }): Promise<void>
   /** After a failed attempt that will be retried: the schedule survives a restart. */
   attempted(deliveryId: string, progress: DeliveryProgress): Promise<void>
   /** After a 2xx: the result is done and forgotten at the next compaction. */
