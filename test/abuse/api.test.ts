@@ -8,9 +8,9 @@ import { Agent, request } from 'node:http'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { ERROR_STATUS } from '../../src/api/errors.js'
-import { startDaemon, type Daemon } from '../../src/daemon.js'
-import { silentLogger } from '../../src/util/logger.js'
+import type { Daemon } from '../../src/daemon.js'
 import { parseOriginate, withoutOwnRecords } from '../pbx/fs-model.js'
+import { startTestDaemon } from '../support/daemon.js'
 import { BASES, MARKERS, basic, DOMAIN, TOKEN, freeTextCorpus, refusedCorpus, type AbuseRequest } from './corpus.js'
 
 const CONFIG = fileURLToPath(new URL('./fixtures/daemon.yaml', import.meta.url))
@@ -92,13 +92,9 @@ const ALLOWED_COMMANDS = /^(auth \S+|event json [A-Z_ ]+|filter (delete )?(Event
 
 t.test('hostile requests', async (t) => {
   t.setTimeout(60000)
-  const started = await startDaemon({ configFile: CONFIG, journalDir: t.testdir(), logger: silentLogger(), httpPort: 0, simulatorPort: 0, simulatorTimeScale: 0.05 })
-  if (!started.ok) throw new Error(started.error.join('; '))
-  const d = started.value
-  t.teardown(() => d.stop())
+  const d = await startTestDaemon(t, { configFile: CONFIG, simulatorPort: 0, simulatorTimeScale: 0.05 })
   const sim = d.simulator
   if (sim === undefined) throw new Error('simulator mode expected')
-  for (let i = 0; i < 100 && !d.pbx.isConnected(); i++) await new Promise((r) => setTimeout(r, 20))
   t.ok(d.pbx.isConnected(), 'connected')
 
   // ---- phase 1: everything refused, nothing reaches FreeSWITCH
@@ -197,11 +193,7 @@ t.test('hostile requests', async (t) => {
 
 t.test('garbage that is not HTTP', async (t) => {
   t.setTimeout(20000)
-  const started = await startDaemon({ configFile: CONFIG, journalDir: t.testdir(), logger: silentLogger(), httpPort: 0, simulatorPort: 0, simulatorTimeScale: 0.05 })
-  if (!started.ok) throw new Error(started.error.join('; '))
-  const d = started.value
-  t.teardown(() => d.stop())
-  for (let i = 0; i < 100 && !d.pbx.isConnected(); i++) await new Promise((r) => setTimeout(r, 20))
+  const d = await startTestDaemon(t, { configFile: CONFIG, simulatorPort: 0, simulatorTimeScale: 0.05 })
   const { connect } = await import('node:net')
   const u = new URL(d.baseUrl)
   const payloads = [

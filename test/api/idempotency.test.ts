@@ -16,6 +16,7 @@ import { runtimeOf } from '../../src/runtime/store.js'
 import { silentLogger } from '../../src/util/logger.js'
 import { err } from '../../src/util/result.js'
 import { serveUntilTeardown } from '../support/serve.js'
+import { flush, waitFor } from '../support/wait.js'
 import { AUTH_A, AUTH_B, domainB, exampleConfig, RecordingEngine, send, type Reply } from './helpers.js'
 
 interface App {
@@ -44,6 +45,24 @@ async function startApp(t: Test, opts: { store?: IdempotencyStore; journal?: Jou
       return send(url + (o.operation ?? 'call_user'), { method: 'POST', headers, body: o.raw ?? JSON.stringify(body) })
     },
   }
+}
+
+/** The store, counting the claims made of it: a repeat has reached it (and waits there) once counted. */
+class CountingStore extends IdempotencyStore {
+  claims = 0
+  override claim(...args: Parameters<IdempotencyStore['claim']>): ReturnType<IdempotencyStore['claim']> {
+    this.claims += 1
+    return super.claim(...args)
+  }
+}
+
+/**
+ * Until `n` claims reached the store, then a few turns of the event loop: a claim that wrongly
+ * went on (to the engine) would have got there by then; no I/O and no timer lies between them.
+ */
+async function claimsReached(store: CountingStore, n: number): Promise<void> {
+  await waitFor(`${n} claims of the key`, () => store.claims >= n)
+  await flush()
 }
 
 const CALL = { user_name: 'alice', destination: 'bob' }
@@ -125,7 +144,8 @@ t.test('an error reply keeps nothing: the same key then places the call', async 
 })
 
 t.test('concurrent repeats: the second waits for the first reply; another body is refused at once', async (t) => {
-  const app = await startApp(t)
+  const store = new CountingStore()
+  const app = await startApp(t, { store })
   let release!: () => void
   const gate = new Promise<void>((r) => (release = r))
   app.engine.reply = async (plan) => {
@@ -136,7 +156,7 @@ t.test('concurrent repeats: the second waits for the first reply; another body i
   const second = app.call(CALL, { key: 'busy' })
   const other = await app.call({ ...CALL, destination: 'carol' }, { key: 'busy' })
   t.equal(other.status, 409, 'another body while the first is in flight')
-  await new Promise((r) => setTimeout(r, 50))
+  await claimsReached(store, 3)
   t.equal(app.engine.plans.length, 1, 'the repeat did not reach the engine')
   release()
   const [a, b] = await Promise.all([first, second])
@@ -147,7 +167,8 @@ t.test('concurrent repeats: the second waits for the first reply; another body i
 })
 
 t.test('a waiting repeat places the call itself when the first ended with an error', async (t) => {
-  const app = await startApp(t)
+  const store = new CountingStore()
+  const app = await startApp(t, { store })
   let release!: () => void
   const gate = new Promise<void>((r) => (release = r))
   let calls = 0
@@ -157,9 +178,10 @@ t.test('a waiting repeat places the call itself when the first ended with an err
     return err(refusal('pbx_unavailable', 'not connected'))
   }
   const first = app.call(CALL, { key: 'flaky' })
-  await new Promise((r) => setTimeout(r, 20))
+  await waitFor('the first at the engine', () => calls === 1)
   const second = app.call(CALL, { key: 'flaky' })
-  await new Promise((r) => setTimeout(r, 20))
+  await claimsReached(store, 2)
+  t.equal(calls, 1, 'the repeat waits for the first')
   release()
   t.equal((await first).status, 503)
   const b = await second
@@ -208,13 +230,13 @@ t.test('a restart keeps the keys: the journal holds them with the accepted reque
 })
 
 t.test('a key whose originate an earlier run left undecided: repeats wait for recovery, then replay or place', async (t) => {
-  const store = new IdempotencyStore()
+  const store = new CountingStore()
   const app = await startApp(t, { store })
   const digest = requestDigest('call_user', CALL)
   // Recovery found the call placed: the waiting repeat gets the 200 it would have had.
   const placed = store.pending('example.test', 'crashed-placed', digest, 'req-old')
   const repeat = app.call(CALL, { key: 'crashed-placed' })
-  await new Promise((r) => setTimeout(r, 50))
+  await claimsReached(store, 1)
   t.equal(app.engine.plans.length, 0, 'the repeat waits: nothing placed while recovery decides')
   t.equal((await app.call({ ...CALL, destination: 'carol' }, { key: 'crashed-placed' })).status, 409, 'another body is refused at once')
   placed('{"result_code":0,"uuids":["from-before"]}')
@@ -226,7 +248,8 @@ t.test('a key whose originate an earlier run left undecided: repeats wait for re
   // Recovery found nothing of it: the repeat places the call.
   const unplaced = store.pending('example.test', 'crashed-unplaced', digest, 'req-old-2')
   const retry = app.call(CALL, { key: 'crashed-unplaced' })
-  await new Promise((r2) => setTimeout(r2, 20))
+  await claimsReached(store, 3)
+  t.equal(app.engine.plans.length, 0, 'the repeat waits for recovery')
   unplaced(undefined)
   const u = await retry
   t.equal(u.status, 200)

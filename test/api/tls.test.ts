@@ -21,6 +21,7 @@ import { startDaemon, type Daemon } from '../../src/daemon.js'
 import { createLogger } from '../../src/util/logger.js'
 import { cod, tempDir } from '../cli/run-cod.js'
 import { DEMO_AUTH } from '../e2e/harness.js'
+import { startTestDaemon } from '../support/daemon.js'
 import { makeCertPair, noOpenssl, writeTlsConfig, type CertPair } from '../net/certs.js'
 
 t.setTimeout(120_000)
@@ -97,11 +98,7 @@ async function startTlsDaemon(t: Test, requestTimeoutMs?: number): Promise<Start
       cb()
     },
   })
-  const started = await startDaemon({ configFile, logger: createLogger('info', sink), httpPort: 0, simulatorPort: 0, simulatorTimeScale: 0.05 })
-  if (!started.ok) throw new Error(started.error.join('\n'))
-  const daemon = started.value
-  t.teardown(() => daemon.stop())
-  for (const deadline = Date.now() + 10_000; !daemon.pbx.isConnected() && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 20))
+  const daemon = await startTestDaemon(t, { configFile, logger: createLogger('info', sink), simulatorPort: 0, simulatorTimeScale: 0.05 })
   return { daemon, dir, a, b, logs, install }
 }
 

@@ -3,13 +3,11 @@
  * startDaemon with the shipped configuration (ports 0, simulated time sped up), a local
  * callback receiver, and small helpers to call the API and wait for things to happen.
  */
-import { appendFileSync, mkdtempSync, rmSync } from 'node:fs'
+import { appendFileSync } from 'node:fs'
 import { createServer, type IncomingHttpHeaders } from 'node:http'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import type { AddressInfo } from 'node:net'
-import { startDaemon, type Daemon } from '../../src/daemon.js'
-import { silentLogger } from '../../src/util/logger.js'
+import type { Daemon } from '../../src/daemon.js'
+import { startTestDaemon, stopTestDaemon } from '../support/daemon.js'
 import { waitForValue } from '../support/wait.js'
 
 export interface ReceivedCallback {
@@ -70,21 +68,13 @@ export async function startHarness(opts: { configFile?: string; timeScale?: numb
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r))
   const callbackUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/cb`
 
-  // A journal of its own: test files run in parallel, and the shipped one sits in conf/.
-  const journalDir = mkdtempSync(join(tmpdir(), 'cod-e2e-journal-'))
-  const started = await startDaemon({
-    journalDir,
-    configFile: opts.configFile ?? 'conf/daemon.yaml',
-    logger: silentLogger(),
-    httpPort: 0,
+  // A journal of its own (startTestDaemon's): test files run in parallel, and the shipped one sits in conf/.
+  const daemon = await startTestDaemon(undefined, {
+    ...(opts.configFile !== undefined ? { configFile: opts.configFile } : {}),
     simulatorPort: 0,
     simulatorTimeScale: opts.timeScale ?? 0.05,
   })
-  if (!started.ok) throw new Error(started.error.join('\n'))
-  const daemon = started.value
-
   const waitFor = <T>(what: string, probe: () => T | undefined | false, timeoutMs = 5000): Promise<T> => waitForValue(what, probe, timeoutMs, 20)
-  await waitFor('the ESL connection', () => daemon.pbx.isConnected())
 
   return {
     daemon,
@@ -102,9 +92,8 @@ export async function startHarness(opts: { configFile?: string; timeScale?: numb
       return { status: res.status, body: json }
     },
     async close() {
-      await daemon.stop()
+      await stopTestDaemon(daemon)
       await new Promise<void>((r) => receiver.close(() => r()))
-      rmSync(journalDir, { recursive: true, force: true })
     },
   }
 }

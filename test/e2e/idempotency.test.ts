@@ -7,21 +7,12 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import t from 'tap'
-import { startDaemon, type Daemon } from '../../src/daemon.js'
-import { silentLogger } from '../../src/util/logger.js'
+import type { Daemon } from '../../src/daemon.js'
+import { startTestDaemon } from '../support/daemon.js'
 import { DEMO_AUTH, recordReply } from './harness.js'
 
-const start = async (journalDir: string): Promise<Daemon> => {
-  const started = await startDaemon({ configFile: 'conf/daemon.yaml', logger: silentLogger(), httpPort: 0, simulatorPort: 0, simulatorTimeScale: 0.05, journalDir })
-  if (!started.ok) throw new Error(started.error.join('\n'))
-  const d = started.value
-  const deadline = Date.now() + 5000
-  while (!d.pbx.isConnected()) {
-    if (Date.now() > deadline) throw new Error('no ESL connection')
-    await new Promise((r) => setTimeout(r, 20))
-  }
-  return d
-}
+/** A daemon on `journalDir`, which outlives it: the second run reads what the first wrote. */
+const start = (journalDir: string): Promise<Daemon> => startTestDaemon(undefined, { simulatorPort: 0, simulatorTimeScale: 0.05, journalDir })
 
 const post = async (d: Daemon, body: unknown, key: string) => {
   const res = await fetch(`${d.baseUrl}/api/call_user`, {

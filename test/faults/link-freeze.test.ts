@@ -9,11 +9,11 @@
  */
 import net from 'node:net'
 import t, { type Test } from 'tap'
-import { startDaemon } from '../../src/daemon.js'
 import { Simulator } from '../../src/sim/index.js'
 import { createLogger } from '../../src/util/logger.js'
 import { lagMeter } from '../support/link-lag.js'
 import { LogCapture, TIME_SCALE, TOKENS, basic, fixtureCopy, receiver, sleep, waitFor } from './harness/in-process.js'
+import { startTestDaemon } from '../support/daemon.js'
 
 /** Forwards TCP to `target`; freeze() stops reading both ways (bytes wait in the kernel), thaw() resumes. */
 class FreezableProxy {
@@ -134,10 +134,8 @@ t.test('FreeSWITCH frozen: 503 within 1 s, error replies at once and never rung;
     domains: { 'fault.test': (d) => void (d.channel_limit = 1000) },
   })
   const logs = new LogCapture()
-  const started = await startDaemon({ configFile, logger: createLogger('info', logs.stream), httpPort: 0 })
-  if (!started.ok) return t.fail(started.error.join('; '))
-  const daemon = started.value
-  t.teardown(() => daemon.stop())
+  // Its FreeSWITCH (the simulator behind the proxy) starts below: no link to wait for yet.
+  const daemon = await startTestDaemon(t, { configFile, logger: createLogger('info', logs.stream), waitLink: false })
   const cfg = daemon.store.current().config
   const sim = new Simulator({
     domains: cfg.domains,

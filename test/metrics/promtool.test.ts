@@ -13,9 +13,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
 import { parse, stringify } from 'yaml'
-import { startDaemon } from '../../src/daemon.js'
 import { createMetrics, type DaemonMetrics, type MetricSources } from '../../src/metrics/index.js'
 import { createLogger } from '../../src/util/logger.js'
+import { startTestDaemon } from '../support/daemon.js'
 
 t.setTimeout(120_000)
 
@@ -82,19 +82,8 @@ const codLines = (text: string): string => `${text
   .join('\n')}\n`
 
 t.test('promtool check metrics: the first scrape of a running daemon', { skip }, async (t) => {
-  const journalDir = mkdtempSync(join(tmpdir(), 'cod-promtool-journal-'))
-  t.teardown(() => rmSync(journalDir, { recursive: true, force: true }))
-  const started = await startDaemon({
-    configFile: 'conf/daemon.yaml',
-    journalDir,
-    logger: createLogger('error'),
-    httpPort: 0,
-    simulatorPort: 0,
-    simulatorTimeScale: 0.05,
-  })
-  if (!started.ok) throw new Error(started.error.join('\n'))
-  t.teardown(() => started.value.stop())
-  const res = await fetch(`${started.value.baseUrl}/metrics`)
+  const daemon = await startTestDaemon(t, { logger: createLogger('error'), simulatorPort: 0, simulatorTimeScale: 0.05, waitLink: false })
+  const res = await fetch(`${daemon.baseUrl}/metrics`)
   const text = await res.text()
   t.equal(res.status, 200)
 

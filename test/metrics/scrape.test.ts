@@ -5,16 +5,14 @@
  * latencies, live channels per domain, callbacks delivered and dead-lettered, the journal. No
  * label value is a UUID or a phone number. The daemon logs where the metrics are at start.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
 import t from 'tap'
-import { startDaemon } from '../../src/daemon.js'
 import { createLogger } from '../../src/util/logger.js'
 import { startHarness } from '../e2e/harness.js'
+import { startTestDaemon, stopTestDaemon } from '../support/daemon.js'
+import { waitForValue } from '../support/wait.js'
 import { FAMILIES, FIRST_SCRAPE_SERIES, valueOf } from './expected.js'
 
 t.setTimeout(90_000)
@@ -26,11 +24,11 @@ const scrape = async (base: string): Promise<{ status: number; type: string | nu
 
 /** Scrapes every 100 ms until `done` holds (the text), or 20 s passed (undefined). */
 async function scrapeUntil(base: string, done: (text: string) => boolean): Promise<string | undefined> {
-  for (const deadline = Date.now() + 20_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
+  const probe = async () => {
     const { text } = await scrape(base)
-    if (done(text)) return text
+    return done(text) ? text : undefined
   }
-  return undefined
+  return waitForValue('a scrape that shows it', probe, 20_000, 100).catch(() => undefined)
 }
 
 t.test('every family from the start; after calls the values moved; labels bounded', async (t) => {
@@ -96,15 +94,12 @@ t.test('the daemon logs where the metrics are at start', async (t) => {
   const out = new PassThrough()
   let logged = ''
   out.on('data', (c: Buffer) => (logged += c.toString()))
-  const journalDir = mkdtempSync(join(tmpdir(), 'cod-metrics-journal-'))
-  t.teardown(() => rmSync(journalDir, { recursive: true, force: true }))
-  const started = await startDaemon({ configFile: 'conf/daemon.yaml', journalDir, logger: createLogger('info', out), httpPort: 0, simulatorPort: 0, simulatorTimeScale: 0.05 })
-  if (!started.ok) throw new Error(started.error.join('\n'))
-  await started.value.stop()
+  const daemon = await startTestDaemon(undefined, { logger: createLogger('info', out), simulatorPort: 0, simulatorTimeScale: 0.05, waitLink: false })
+  await stopTestDaemon(daemon)
   const line = logged
     .split('\n')
     .filter((l) => l !== '')
     .map((l) => JSON.parse(l) as { msg?: string; url?: string })
     .find((l) => l.msg?.startsWith('Prometheus metrics served') === true)
-  t.equal(line?.url, `${started.value.baseUrl}/metrics`)
+  t.equal(line?.url, `${daemon.baseUrl}/metrics`)
 })

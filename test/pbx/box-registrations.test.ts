@@ -14,20 +14,13 @@ import { CATCH_ALL_DELETE } from '../../src/pbx/event-filter.js'
 import type { FsEvent } from '../../src/pbx/types.js'
 import { silentLogger } from '../../src/util/logger.js'
 import { startSim } from '../sim/helpers.js'
+import { waitFor } from '../support/wait.js'
 
 const FIXTURE = readFileSync(new URL('../fixtures/freeswitch/esl/27-sofia-register-events.txt', import.meta.url), 'latin1')
 
 /** The json events of the capture's socket B, as the reader hands them over (parsed). */
 const capturedJson = (): FsEvent[] =>
   [...FIXTURE.matchAll(/Content-Type: text\/event-json\n\n(\{[^\n]*\})\n/g)].map((m) => JSON.parse(m[1] as string) as FsEvent)
-
-const waitFor = async (what: string, cond: () => boolean | Promise<boolean>, ms = 8000): Promise<void> => {
-  const deadline = Date.now() + ms
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 10))
-  }
-}
 
 t.test("the real switch's events read into changes (fixture esl/27)", async (t) => {
   const changes = capturedJson().map(registrationChange)
@@ -71,17 +64,17 @@ t.test('through the simulator: not asked, nothing subscribed; asked, the events 
   const { sim, port } = await startSim(t)
   const pbx = connectPbx({ host: '127.0.0.1', port, password: 'ClueCon', logger: silentLogger(), commandTimeoutMs: 2000 })
   t.teardown(() => pbx.close())
-  await waitFor('link up', () => pbx.isConnected())
-  await waitFor('filters applied', () => sim.commands.some((c) => c.text === CATCH_ALL_DELETE))
+  await waitFor('link up', () => pbx.isConnected(), 8000)
+  await waitFor('filters applied', () => sim.commands.some((c) => c.text === CATCH_ALL_DELETE), 8000)
   t.notOk(sim.commands.some((c) => /sofia::|Event-Subclass/.test(c.text)), 'a daemon that does not ask subscribes to no sofia event')
 
   const box = boxRegistrations(pbx, 2000)
   const changes: unknown[] = []
   box.onChange((c) => changes.push(c))
-  await waitFor('subscribed', () => ['sofia::register', 'sofia::unregister', 'sofia::expire'].every((s) => sim.commands.some((c) => c.text.trim() === `event json CUSTOM ${s}`)))
-  await waitFor('filtered', () => sim.commands.some((c) => c.text === 'filter Event-Subclass sofia::register'))
+  await waitFor('subscribed', () => ['sofia::register', 'sofia::unregister', 'sofia::expire'].every((s) => sim.commands.some((c) => c.text.trim() === `event json CUSTOM ${s}`)), 8000)
+  await waitFor('filtered', () => sim.commands.some((c) => c.text === 'filter Event-Subclass sofia::register'), 8000)
   sim.setTerminalBehaviour('example.test', 'bob', 0, { behaviour: 'unregistered' })
-  await waitFor('the unregister', () => changes.length === 1)
+  await waitFor('the unregister', () => changes.length === 1, 8000)
   t.same(changes[0], { kind: 'unregister', user: 'bob', domain: 'example.test' })
   t.same(await box.isRegistered('bob', 'example.test'), { ok: true, value: false })
   t.same(await box.isRegistered('alice', 'example.test'), { ok: true, value: true })
@@ -92,11 +85,11 @@ t.test('through the simulator: not asked, nothing subscribed; asked, the events 
   box.onConnected(() => reconnected++)
   const commandsBefore = sim.commands.length
   sim.dropConnections()
-  await waitFor('reconnected', () => reconnected === 1 && pbx.isConnected())
-  await waitFor('filters again', () => sim.commands.slice(commandsBefore).some((c) => c.text === CATCH_ALL_DELETE))
+  await waitFor('reconnected', () => reconnected === 1 && pbx.isConnected(), 8000)
+  await waitFor('filters again', () => sim.commands.slice(commandsBefore).some((c) => c.text === CATCH_ALL_DELETE), 8000)
   t.ok(sim.commands.slice(commandsBefore).some((c) => c.text === 'filter Event-Subclass sofia::register'), 'the subclass filters on the new socket, before the catch-all goes')
   sim.setTerminalBehaviour('example.test', 'bob', 0, { answer_after: 1 })
-  await waitFor('the register after the reconnection', () => changes.length === 2)
+  await waitFor('the register after the reconnection', () => changes.length === 2, 8000)
   t.same(changes[1], { kind: 'register', user: 'bob', domain: 'example.test', expiresInS: 3600 })
   t.notOk((await box.isRegistered('bad user!', 'example.test')).ok, 'a name the command refuses is an error, not "not registered"')
 })

@@ -6,15 +6,8 @@ import { Simulator } from '../../src/sim/index.js'
 import { silentLogger } from '../../src/util/logger.js'
 import type { Result } from '../../src/util/result.js'
 import { lagMeter } from '../support/link-lag.js'
+import { waitFor } from '../support/wait.js'
 import { startMiniEsl, type MiniEsl } from './mini-esl.js'
-
-const waitFor = async (what: string, cond: () => boolean, ms = 4000): Promise<void> => {
-  const deadline = Date.now() + ms
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 10))
-  }
-}
 
 const cmd = <C extends EslCommand>(r: Result<C, commands.CommandError>): C => {
   if (!r.ok) throw new Error(r.error.reason)
@@ -22,6 +15,15 @@ const cmd = <C extends EslCommand>(r: Result<C, commands.CommandError>): C => {
 }
 
 const PROBE = 'event json BACKGROUND_JOB'
+
+/**
+ * Commands are written one at a time, in the order they were sent: once a command sent now is
+ * answered, anything queued before it (a command wrongly kept, or written again on a new
+ * socket) has reached the server already. What "nothing more was written" waits for.
+ */
+async function barrier(t: Test, pbx: PbxConnection): Promise<void> {
+  t.same(await pbx.bgapi(cmd(commands.status())), { ok: true, value: '+OK\n' }, 'a later command answered: everything before it was written')
+}
 
 async function setup(t: Test, password = 'ClueCon', idleProbeMs = 50): Promise<{ esl: MiniEsl; pbx: PbxConnection }> {
   const esl = await startMiniEsl()
@@ -47,9 +49,10 @@ t.test('connects, authenticates, subscribes, reports up once per connection', as
   await waitFor('link up', () => pbx.isConnected())
   t.equal(esl.received[0], 'auth ClueCon')
   for (const name of SUBSCRIBED_EVENTS) t.ok(esl.received.includes(`event json ${name}`), `subscribed to ${name}`)
-  await new Promise((r) => setTimeout(r, 200))
+  const probes = () => esl.received.filter((l) => l === PROBE).length
+  const atUp = probes()
+  await waitFor('three idle probes after the link came up', () => probes() >= atUp + 3)
   t.equal(connected, 1, 'onConnected once, not per probe')
-  t.ok(esl.received.filter((l) => l === PROBE).length >= 3, 'an idle link is probed')
 })
 
 t.test('events arrive as header maps; bgapi and submit give the job body', async (t) => {
@@ -93,9 +96,10 @@ t.test('drop and reconnect: down, then up again with a resync signal; lost jobs 
 
 t.test('a wrong password never counts as connected', async (t) => {
   const { esl, pbx } = await setup(t, 'WrongPass')
-  await waitFor('an auth attempt', () => esl.received.includes('auth WrongPass'))
-  await new Promise((r) => setTimeout(r, 300))
-  t.equal(pbx.isConnected(), false)
+  let everUp = false
+  pbx.onConnected(() => (everUp = true))
+  await waitFor('a second auth attempt', () => esl.received.filter((l) => l === 'auth WrongPass').length >= 2)
+  t.equal(everUp || pbx.isConnected(), false, 'refused, tried again, and never up meanwhile')
 })
 
 t.test('execute(): sendmsg execute, resolved by CHANNEL_EXECUTE_COMPLETE', async (t) => {
@@ -114,7 +118,6 @@ t.test('execute(): sendmsg execute, resolved by CHANNEL_EXECUTE_COMPLETE', async
 t.test('frozen (SIGSTOP): quiet within quietAfterMs; queued commands withdrawn and never written; the written one is unconfirmed, not refused', async (t) => {
   const { esl, pbx } = await setup(t, 'ClueCon', 60_000)
   await waitFor('link up', () => pbx.isConnected())
-  await new Promise((r) => setTimeout(r, 50))
   esl.freeze()
   const frozenAt = Date.now()
   const lag = lagMeter()
@@ -133,7 +136,7 @@ t.test('frozen (SIGSTOP): quiet within quietAfterMs; queued commands withdrawn a
   t.ok(first.ok && first.value.unconfirmed === true, 'written before the freeze: placed (unconfirmed), never an error')
   esl.thaw()
   await waitFor('link up again', () => pbx.isConnected())
-  await new Promise((r) => setTimeout(r, 200))
+  await barrier(t, pbx)
   const contacts = esl.received.filter((l) => l.startsWith('bgapi sofia_contact'))
   t.same(contacts, ['bgapi sofia_contact */first@example.test'], 'the withdrawn commands never reached FreeSWITCH')
   t.equal(pbx.stats().withdrawn, 2)
@@ -188,14 +191,13 @@ t.test('a command written when the socket drops is never written again on the ne
   t.ok(r.ok && r.value.unconfirmed === true, 'unconfirmed: it may have run')
   if (r.ok) t.same(await r.value.result, { ok: false, error: { kind: 'disconnected' } }, 'its job result is lost')
   await waitFor('reconnected', () => pbx.isConnected())
-  await new Promise((r) => setTimeout(r, 200))
+  await barrier(t, pbx)
   t.equal(esl.received.filter((l) => l.startsWith('bgapi originate')).length, 1, 'written once')
 })
 
 t.test('a command given up before its turn came is never written, even once its turn comes', async (t) => {
   const { esl, pbx } = await setup(t, 'ClueCon', 60_000)
   await waitFor('link up', () => pbx.isConnected())
-  await new Promise((r) => setTimeout(r, 50))
   // FreeSWITCH answers nothing for a moment (shorter than quietAfterMs: the link stays up).
   esl.freeze()
   const first = pbx.submit('originate sofia/internal/first &park()' as EslCommand, { resultTimeoutMs: 5000 })
@@ -205,7 +207,7 @@ t.test('a command given up before its turn came is never written, even once its 
   esl.thaw()
   const r = await first
   t.ok(r.ok && r.value.unconfirmed === undefined, 'the first answered')
-  await new Promise((r) => setTimeout(r, 200))
+  await barrier(t, pbx)
   t.ok(pbx.isConnected(), 'the link stayed up')
   t.same(
     esl.received.filter((l) => l.startsWith('bgapi originate')),

@@ -11,19 +11,12 @@ import { FreeSwitchClient } from 'esl-lite'
 import { Simulator } from '../../src/sim/index.js'
 import { silentLogger } from '../../src/util/logger.js'
 import { startMiniEsl } from './mini-esl.js'
+import { waitFor } from '../support/wait.js'
 
 /** esl-lite's client with its protected send() reachable, as its documentation says to do. */
 class RawClient extends FreeSwitchClient {
   command(text: string, timeoutMs: number) {
     return this.send(text, {}, undefined, timeoutMs)
-  }
-}
-
-const waitFor = async (what: string, cond: () => boolean, ms = 4000): Promise<void> => {
-  const deadline = Date.now() + ms
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 10))
   }
 }
 

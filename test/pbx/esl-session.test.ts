@@ -8,9 +8,9 @@ import t, { type Test } from 'tap'
 import { EslSession, type EslSessionHooks } from '../../src/pbx/esl-session.js'
 import { Outgoing } from '../../src/pbx/outgoing.js'
 import { silentLogger } from '../../src/util/logger.js'
+import { withFakeClock } from '../support/fake-clock.js'
+import { flush, waitFor } from '../support/wait.js'
 import { startMiniEsl, type MiniEsl } from './mini-esl.js'
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 function session(t: Test, esl: MiniEsl, password = 'ClueCon') {
   const seen: string[] = []
@@ -52,29 +52,47 @@ t.test('one command at a time: the next is written once the previous one got its
   const second = new Outgoing('event json CHANNEL_ANSWER')
   s.send(first)
   s.send(second)
-  await sleep(200)
+  await waitFor('the first written', () => esl.received.includes('event json CHANNEL_CREATE'))
+  // No timer is involved: a second written with the first would have arrived with it or in the next turns.
+  await flush(20)
   t.same(esl.received, ['auth ClueCon', 'event json CHANNEL_CREATE'], 'the second waits for the reply to the first')
   t.equal(s.awaitingReply, true)
 })
 
-t.test('a refused password: never authenticated, nothing of ours written, tried again after a pause', async (t) => {
-  const esl = await miniEsl(t)
-  const { s, seen } = session(t, esl, 'WrongPass')
-  const command = new Outgoing('event json CHANNEL_CREATE')
-  s.send(command)
-  await sleep(700)
-  const attempts = esl.received.filter((l) => l === 'auth WrongPass').length
-  t.ok(attempts >= 2 && attempts <= 5, `tried again, with pauses (${attempts} attempts in 0.7 s)`)
-  t.notOk(esl.received.includes('event json CHANNEL_CREATE'), 'the command was never written')
-  t.notOk(seen.some((l) => l.startsWith('authenticated')))
-  t.equal(command.isQueued, true, 'it waits (its owner withdraws it when the socket closes)')
-})
+t.test('a refused password: never authenticated, nothing of ours written, tried again after a pause', (t) =>
+  withFakeClock(async (clock) => {
+    const esl = await miniEsl(t)
+    const { s, seen } = session(t, esl, 'WrongPass')
+    const command = new Outgoing('event json CHANNEL_CREATE')
+    s.send(command)
+    const attempts = () => esl.received.filter((l) => l === 'auth WrongPass').length
+    // Real I/O only (the fake time stands still) until the refused socket closed and the retry waits on its timer.
+    const ioOnly = () => false
+    await clock.runUntil('the retry scheduled', () => seen.includes('closed 1') && clock.pending() === 1, ioOnly)
+    await clock.advance(199)
+    await flush(20)
+    t.equal(attempts(), 1, 'not tried again before the pause (200 ms) is over')
+    await clock.advance(1)
+    await clock.runUntil('the second attempt', () => attempts() === 2, ioOnly)
+    await clock.runUntil('the second retry scheduled', () => seen.includes('closed 2') && clock.pending() === 1, ioOnly)
+    await clock.advance(199)
+    await flush(20)
+    t.equal(attempts(), 2, 'the pause again: refused sockets are not retried at once')
+    await clock.advance(1)
+    await clock.runUntil('the third attempt', () => attempts() === 3, ioOnly)
+    t.notOk(esl.received.includes('event json CHANNEL_CREATE'), 'the command was never written')
+    t.notOk(seen.some((l) => l.startsWith('authenticated')))
+    t.equal(command.isQueued, true, 'it waits (its owner withdraws it when the socket closes)')
+    s.end()
+  }),
+)
 
 t.test('end() while the first attempt is still connecting: that socket never authenticates', async (t) => {
   const esl = await miniEsl(t)
   const { s, seen } = session(t, esl)
   s.end()
-  await sleep(200)
+  // No timer is involved: an attempt that went on would connect, be greeted and answer within a few turns.
+  await flush(20)
   t.same(esl.received, [], 'no auth was ever written')
   t.same(seen, [])
   t.equal(s.socketOpen, false)
@@ -86,11 +104,14 @@ t.test('the socket closes: the command in flight is unconfirmed, never written a
   esl.stall = (c) => c.startsWith('originate')
   const placed = new Outgoing('bgapi originate sofia/internal/x &park()')
   s.send(placed)
-  while (!esl.received.includes('bgapi originate sofia/internal/x &park()')) await sleep(10)
+  await waitFor('the originate written', () => esl.received.includes('bgapi originate sofia/internal/x &park()'))
   esl.dropAll()
   t.same(await placed.outcome, { kind: 'unconfirmed' })
-  while (!seen.includes('authenticated 2')) await sleep(10)
+  await waitFor('the second socket authenticated', () => seen.includes('authenticated 2'))
   t.same(seen, ['opened 1', 'authenticated 1', 'closed 1', 'opened 2', 'authenticated 2'])
-  await sleep(100)
+  // Written in turn: once a later command is answered, anything queued before it was written.
+  const later = new Outgoing('event json CHANNEL_ANSWER')
+  s.send(later)
+  t.equal((await later.outcome).kind, 'answered')
   t.equal(esl.received.filter((l) => l.startsWith('bgapi originate')).length, 1, 'written once')
 })

@@ -11,16 +11,9 @@ import { applyEventFilters, CATCH_ALL_DELETE, CATCH_ALL_FILTER, EXACT_FILTERS, E
 import type { EslCommand, FsEvent } from '../../src/pbx/types.js'
 import { silentLogger } from '../../src/util/logger.js'
 import { startSim } from '../sim/helpers.js'
+import { waitFor } from '../support/wait.js'
 
 const UUID = '0e99da33-1f39-45a3-9a2b-3c931bfecdb2'
-
-const waitFor = async (what: string, cond: () => boolean, ms = 8000): Promise<void> => {
-  const deadline = Date.now() + ms
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 10))
-  }
-}
 
 t.test('through the simulator: the followed events, and only our own execute completions', async (t) => {
   const { sim, port } = await startSim(t)
@@ -28,8 +21,8 @@ t.test('through the simulator: the followed events, and only our own execute com
   t.teardown(() => pbx.close())
   const events: FsEvent[] = []
   pbx.onEvent((e) => events.push(e))
-  await waitFor('link up', () => pbx.isConnected())
-  await waitFor('filters applied', () => sim.commands.some((c) => c.text === CATCH_ALL_DELETE))
+  await waitFor('link up', () => pbx.isConnected(), 8000)
+  await waitFor('filters applied', () => sim.commands.some((c) => c.text === CATCH_ALL_DELETE), 8000)
   const texts = sim.commands.map((c) => c.text)
   const first = texts.indexOf(CATCH_ALL_FILTER)
   t.ok(first >= 0, 'the catch-all filter goes first')
@@ -39,8 +32,8 @@ t.test('through the simulator: the followed events, and only our own execute com
   // The call runs an application (park) whose completion is not ours.
   const placed = await pbx.bgapi(`originate {origination_uuid=${UUID}}sofia/internal/sip:alice@127.0.0.1:5070 &park()` as EslCommand, 5000)
   t.ok(placed.ok, 'originate accepted')
-  await waitFor('park', () => events.some((e) => e['Event-Name'] === 'CHANNEL_PARK' && e['Unique-ID'] === UUID))
-  await waitFor('park ran', () => sim.executedApps(UUID).some((x) => x.app === 'park'))
+  await waitFor('park', () => events.some((e) => e['Event-Name'] === 'CHANNEL_PARK' && e['Unique-ID'] === UUID), 8000)
+  await waitFor('park ran', () => sim.executedApps(UUID).some((x) => x.app === 'park'), 8000)
 
   const app = commands.app('set', 'cod_probe=1')
   if (!app.ok) throw new Error('app')
@@ -52,7 +45,7 @@ t.test('through the simulator: the followed events, and only our own execute com
   }
   const killed = await pbx.bgapi(`uuid_kill ${UUID}` as EslCommand, 5000)
   t.ok(killed.ok, 'uuid_kill accepted')
-  await waitFor('destroy', () => events.some((e) => e['Event-Name'] === 'CHANNEL_DESTROY' && e['Unique-ID'] === UUID))
+  await waitFor('destroy', () => events.some((e) => e['Event-Name'] === 'CHANNEL_DESTROY' && e['Unique-ID'] === UUID), 8000)
   const completions = events.filter((e) => e['Event-Name'] === 'CHANNEL_EXECUTE_COMPLETE')
   t.equal(completions.length, 1, 'one CHANNEL_EXECUTE_COMPLETE reached the daemon, its own (not park\'s, which ended with the call)')
   t.equal(completions[0]?.['Application'], 'set')

@@ -28,10 +28,13 @@ import { join } from 'node:path'
 import t from 'tap'
 import { loadConfig } from '../../src/config/load.js'
 import { daemonSchema } from '../../src/config/schema.js'
-import { startDaemon, type Daemon } from '../../src/daemon.js'
+import type { Daemon } from '../../src/daemon.js'
+import { status } from '../../src/pbx/commands.js'
 import { Simulator } from '../../src/sim/index.js'
 import { silentLogger } from '../../src/util/logger.js'
 import { INJECTIONS, UNICODE } from '../abuse/corpus.js'
+import { startTestDaemon } from '../support/daemon.js'
+import { waitFor } from '../support/wait.js'
 import { parseOriginate, withoutOwnRecords } from './fs-model.js'
 
 // A few hundred calls through a proxy: well under a minute alone, slower on a shared machine.
@@ -321,15 +324,11 @@ t.test('wire tap: the attack corpus through every string field leaves 0 unsafe b
   t.teardown(() => sim.close())
   const tap = await tcpTap(simPort)
   t.teardown(() => tap.close())
-  const started = await startDaemon({ configFile: await writeConfig(tap.port), logger: silentLogger(), httpPort: 0 })
-  if (!started.ok) throw new Error(started.error.join('\n'))
-  const d = started.value
-  t.teardown(() => d.stop())
+  const d = await startTestDaemon(t, { configFile: await writeConfig(tap.port), waitLink: false })
   fwd.target.url = xmlCurlUrl(d)
 
   // Wait for the link (auth and subscriptions went through the tap).
-  for (let i = 0; i < 200 && !d.pbx.isConnected(); i++) await new Promise((r) => setTimeout(r, 25))
-  t.ok(d.pbx.isConnected(), 'the daemon reached the simulator through the tap')
+  await waitFor('the daemon reached the simulator through the tap', () => d.pbx.isConnected())
 
   const statuses = new Map<number, number>()
   const requests = CORPUS.flatMap(requestsFor)
@@ -341,9 +340,12 @@ t.test('wire tap: the attack corpus through every string field leaves 0 unsafe b
   }
   t.comment(`sent in ${Date.now() - sendStart} ms`)
   // Let the calls run their course (IVR prompts, bridges, hangups), bounded.
-  const deadline = Date.now() + 30_000
-  while (Date.now() < deadline && sim.liveChannels().length > 0) await new Promise((r) => setTimeout(r, 100))
-  await new Promise((r) => setTimeout(r, 300))
+  await waitFor('every call ended', () => sim.liveChannels().length === 0, 30_000)
+  // The daemon writes one command at a time, in order: once one written now got its job's result,
+  // every byte written before it went through the tap whole.
+  const probe = status()
+  if (!probe.ok) throw new Error(probe.error.reason)
+  t.ok((await d.pbx.bgapi(probe.value)).ok, 'a command written after them answered')
 
   let total = 0
   let unsafe = 0

@@ -9,10 +9,11 @@ import net from 'node:net'
 import { join } from 'node:path'
 import type { Test } from 'tap'
 import { ConfigStore } from '../../src/runtime/store.js'
-import { startDaemon, type Daemon } from '../../src/daemon.js'
+import type { Daemon } from '../../src/daemon.js'
 import { Simulator } from '../../src/sim/index.js'
 import { createLogger } from '../../src/util/logger.js'
-import { editYaml, fixtureCopy, LogCapture, waitFor } from '../faults/harness/in-process.js'
+import { editYaml, fixtureCopy, LogCapture } from '../faults/harness/in-process.js'
+import { startTestDaemon } from '../support/daemon.js'
 
 /** Simulated delays run 10 times faster (answer_after 8 = 0.8 s). */
 const SIM_SCALE = 0.1
@@ -116,11 +117,7 @@ export async function recoveryRig(t: Test, users: readonly Doc[]): Promise<Recov
     xmlCurlPort,
     async daemon() {
       const logs = new LogCapture()
-      const started = await startDaemon({ configFile, logger: createLogger('info', logs.stream), httpPort, xmlCurlPort, journalDir })
-      if (!started.ok) throw new Error(started.error.join('; '))
-      const daemon = started.value
-      t.teardown(() => daemon.stop())
-      await waitFor('ESL link up', () => daemon.pbx.isConnected())
+      const daemon = await startTestDaemon(t, { configFile, logger: createLogger('info', logs.stream), httpPort, xmlCurlPort, journalDir })
       return { daemon, logs }
     },
   }

@@ -19,10 +19,11 @@ import net, { type AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
-import { startDaemon, type Daemon } from '../../src/daemon.js'
+import type { Daemon } from '../../src/daemon.js'
 import { daemonSchema } from '../../src/config/schema.js'
 import type { Simulator } from '../../src/sim/index.js'
 import { createLogger } from '../../src/util/logger.js'
+import { startTestDaemon } from '../support/daemon.js'
 import { waitForValue } from '../support/wait.js'
 
 export const ALPHA = 'alpha.test'
@@ -243,14 +244,18 @@ export async function startWorld(): Promise<World> {
       cb()
     },
   })
-  const started = await startDaemon({ configFile, journalDir: join(dir, 'journal'), logger: createLogger('info', sink), httpPort: 0, simulatorPort: 0, simulatorTimeScale: 0.05 })
-  if (!started.ok) throw new Error(started.error.join('; '))
-  const daemon = started.value
+  const daemon = await startTestDaemon(undefined, {
+    configFile,
+    journalDir: join(dir, 'journal'),
+    logger: createLogger('info', sink),
+    simulatorPort: 0,
+    simulatorTimeScale: 0.05,
+    linkTimeoutMs: 15_000,
+  })
   const sim = daemon.simulator
   if (sim === undefined) throw new Error('simulator mode expected')
 
   const waitFor = <T>(what: string, probe: () => T | undefined | false, timeoutMs = 15000): Promise<T> => waitForValue(what, probe, timeoutMs, 25)
-  await waitFor('the ESL connection', () => daemon.pbx.isConnected())
 
   const answers: Answer[] = []
   const send = (r: Req, opts: { from?: string; base?: string } = {}): Promise<Answer> =>

@@ -5,14 +5,10 @@
  * because the listener's readBody drains what it refused (exchange.ts) and Node drains a body
  * nobody read; this test keeps it so.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import t from 'tap'
 import { Agent, fetch } from 'undici'
-import { startDaemon } from '../../src/daemon.js'
 import { MAX_FORM_BYTES } from '../../src/xmlcurl/exchange.js'
-import { createLogger } from '../../src/util/logger.js'
+import { startTestDaemon } from '../support/daemon.js'
 import { fixture } from './helpers.js'
 
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`
@@ -22,12 +18,7 @@ const REGISTER_ALICE = fixture('01-sip-auth-register', { user: 'alice', sip_auth
 const PROMPT_MS = 2000
 
 t.test('after an early reply, the next fetch on the same connection is answered at once', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'cod-xmlcurl-early-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  const started = await startDaemon({ configFile: 'conf/daemon.yaml', journalDir: join(dir, 'journal'), logger: createLogger('silent'), httpPort: 0, simulatorPort: 0, simulatorTimeScale: 0.05 })
-  if (!started.ok) return t.fail(started.error.join('; '))
-  const d = started.value
-  t.teardown(() => d.stop())
+  const d = await startTestDaemon(t, { simulatorPort: 0, simulatorTimeScale: 0.05, waitLink: false })
   const url = d.xmlCurlUrl
   // Far more than the socket buffers hold: the reply comes while the client is still sending.
   const big = `${REGISTER_ALICE}&pad=${'x'.repeat(4 * MAX_FORM_BYTES)}`

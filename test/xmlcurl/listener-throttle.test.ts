@@ -6,13 +6,9 @@
  * credentials are throttled there all the same (429 with Retry-After before any comparison).
  * Clients are told apart by their source address: Linux routes all of 127.0.0.0/8 to loopback.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
 import { request } from 'node:http'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import t from 'tap'
-import { startDaemon } from '../../src/daemon.js'
-import { createLogger } from '../../src/util/logger.js'
+import { startTestDaemon } from '../support/daemon.js'
 import { fixture } from './helpers.js'
 
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`
@@ -44,13 +40,8 @@ const send = (port: number, from: string, path: string, headers: Record<string, 
   })
 
 t.test('API guessing does not lock FreeSWITCH out; xml_curl guessing is throttled on its own listener', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'cod-xmlcurl-throttle-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   // The shipped file: http.auth_throttle defaults (10 failures in a minute).
-  const started = await startDaemon({ configFile: 'conf/daemon.yaml', journalDir: join(dir, 'journal'), logger: createLogger('silent'), httpPort: 0, simulatorPort: 0, simulatorTimeScale: 0.05 })
-  if (!started.ok) return t.fail(started.error.join('; '))
-  const d = started.value
-  t.teardown(() => d.stop())
+  const d = await startTestDaemon(t, { simulatorPort: 0, simulatorTimeScale: 0.05, waitLink: false })
   const api = (from: string, auth: string) => send(d.httpPort, from, '/api/call_user', { authorization: auth, 'content-type': 'application/json' }, '{}')
   const xmlCurl = (from: string, auth: string) =>
     send(d.xmlCurlPort, from, '/freeswitch/xml_curl', { authorization: auth, 'content-type': 'application/x-www-form-urlencoded' }, REGISTER_ALICE)

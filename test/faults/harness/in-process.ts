@@ -13,8 +13,9 @@ import { Writable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import type { Test } from 'tap'
 import YAML from 'yaml'
-import { startDaemon, type Daemon } from '../../../src/daemon.js'
+import type { Daemon } from '../../../src/daemon.js'
 import { createLogger } from '../../../src/util/logger.js'
+import { startTestDaemon } from '../../support/daemon.js'
 import { sleep, waitFor } from '../../support/wait.js'
 
 /** Simulated seconds run 20 times faster (answer_after 1 = 50 ms). */
@@ -96,17 +97,7 @@ export const basic = (user: string, password: string): string => `Basic ${Buffer
 export async function startStack(t: Test, edits: FixtureEdits = {}): Promise<Stack> {
   const { configFile, dir } = fixtureCopy(t, edits)
   const logs = new LogCapture()
-  const started = await startDaemon({
-    configFile,
-    logger: createLogger('info', logs.stream),
-    httpPort: 0,
-    simulatorPort: 0,
-    simulatorTimeScale: TIME_SCALE,
-  })
-  if (!started.ok) throw new Error(`daemon refused the fixture: ${started.error.join('; ')}`)
-  const daemon = started.value
-  t.teardown(() => daemon.stop())
-  await waitFor('ESL link up', () => daemon.pbx.isConnected())
+  const daemon = await startTestDaemon(t, { configFile, logger: createLogger('info', logs.stream), simulatorPort: 0, simulatorTimeScale: TIME_SCALE })
   return {
     daemon,
     configFile,
