@@ -9,7 +9,7 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
 import { API_OPERATIONS, IVR_FETCH_KINDS, IVR_FETCH_OUTCOMES, SUCCESS, XMLCURL_OUTCOMES, XMLCURL_SECTIONS } from './known-labels.js'
 import { domainLabel } from './labels.js'
-import type { MetricSources } from './sources.js'
+import type { MetricSources, RecordingFigures } from './sources.js'
 
 /** Request latencies: 1 ms to 10 s (an originate waits for FreeSWITCH's acceptance). */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
@@ -127,6 +127,8 @@ function follow<L extends string>(counter: Counter<L>, labels: Partial<Record<L,
   last.set(key, Math.max(before, value))
 }
 
+const NO_RECORDINGS: RecordingFigures = { started: 0, completed: 0, failed: 0, bytesWritten: 0, onDisk: 0 }
+
 export function collectedFamilies(registers: Registry[], sources: MetricSources): void {
   const now = sources.now ?? Date.now
   new Gauge({
@@ -206,6 +208,37 @@ export function collectedFamilies(registers: Registry[], sources: MetricSources)
   journalGauge('cod_journal_dead_letters', 'Results given up and kept in the journal as dead letters', (j) => j.deadLetters)
   journalGauge('cod_journal_pending_results', 'Results in the journal not yet acknowledged by their receiver', (j) => j.pendingResults)
   journalGauge('cod_journal_open_requests', 'Accepted requests whose result is not known yet', (j) => j.openRequests)
+  const recordingFigures = (): RecordingFigures => sources.recordings?.() ?? NO_RECORDINGS
+  const recordingsSeen = new Map<string, number>()
+  new Counter({
+    name: 'cod_recordings_total',
+    help: 'Call recordings by outcome: started, completed (with audio), failed (no audio: a refused write, a full disk, a missing file)',
+    labelNames: ['outcome'],
+    registers,
+    collect() {
+      const r = recordingFigures()
+      follow(this, { outcome: 'started' }, recordingsSeen, 'started', r.started)
+      follow(this, { outcome: 'completed' }, recordingsSeen, 'completed', r.completed)
+      follow(this, { outcome: 'failed' }, recordingsSeen, 'failed', r.failed)
+    },
+  })
+  const recordingBytesSeen = new Map<string, number>()
+  new Counter({
+    name: 'cod_recording_bytes_total',
+    help: 'Bytes of audio of the completed recordings',
+    registers,
+    collect() {
+      follow(this, {}, recordingBytesSeen, 'bytes', recordingFigures().bytesWritten)
+    },
+  })
+  new Gauge({
+    name: 'cod_recordings_on_disk',
+    help: 'Recordings kept in recording.dir now (any status), until deleted or past their retention',
+    registers,
+    collect() {
+      this.set(recordingFigures().onDisk)
+    },
+  })
   const writeErrorsSeen = new Map<string, number>()
   new Counter({
     name: 'cod_journal_write_errors_total',

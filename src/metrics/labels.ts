@@ -23,7 +23,7 @@ const FIXED_ROUTES = ['gen_ws_ticket', 'ws_cti', 'openapi'] as const
 
 /**
  * The `operation` label of a request on the API listener: the API operation, else what the path
- * is (the ticket route, the WebSocket, the OpenAPI document, /healthz, /metrics), else `other`
+ * is (the ticket route, the WebSocket, the OpenAPI document, the recordings, /healthz, /metrics), else `other`
  * (a path that names nothing: its text is never a label).
  */
 export function routeLabel(operation: string | undefined, path: string, prefix: string): string {
@@ -33,6 +33,9 @@ export function routeLabel(operation: string | undefined, path: string, prefix: 
   for (const name of FIXED_ROUTES) {
     if (path === `${prefix}/${name}` || path === `${prefix}/${name}.json`) return name
   }
+  // The recordings routes (issue 28): one label for the list, one for a recording, one for its audio; the id is never a label.
+  if (path === `${prefix}/recordings`) return 'recordings'
+  if (path.startsWith(`${prefix}/recordings/`)) return path.endsWith('/audio') ? 'recording_audio' : 'recording'
   return 'other'
 }
 

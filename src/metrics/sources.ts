@@ -32,6 +32,18 @@ export interface JournalFigures {
   readonly writeErrors: number
 }
 
+/** The recording store's counts (src/recording/types.ts RecordingStats has this shape). */
+export interface RecordingFigures {
+  /** Since start: recordings begun, completed with audio, failed. */
+  readonly started: number
+  readonly completed: number
+  readonly failed: number
+  /** Since start: bytes of the completed recordings' audio. */
+  readonly bytesWritten: number
+  /** Recordings (records) on disk now. */
+  readonly onDisk: number
+}
+
 export interface MetricSources {
   /** The configured domains and their channel_limit (read at each scrape: SIGHUP applies). */
   domains(): readonly DomainLimit[]
@@ -40,6 +52,8 @@ export interface MetricSources {
   eslConnected(): boolean
   callbacks(): CallbackFigures
   journal(): JournalFigures
+  /** The recording store (issue 28); absent: every recording figure is 0. */
+  recordings?(): RecordingFigures
   /** Wall clock (ms); Date.now by default. */
   now?: () => number
 }

@@ -27,6 +27,7 @@ import { routeActions, type Action, type RouteTarget } from './routes.js'
 import { exactRegex } from './values.js'
 import { originatorCallerId, withCallerId } from './caller-id.js'
 import { withDestinationTimeout } from './destination-timeout.js'
+import { connectingAction, recordingPath, withRecording, type DialplanRecording } from './recording.js'
 
 /** What a caller may dial: user names, numbers (with + * #). */
 const DIALED_RE = /^[A-Za-z0-9+*#._-]{1,64}$/
@@ -65,7 +66,25 @@ function gatedActions(form: FetchForm, domain: DomainDirectory, leg: LegContext,
   return withDestinationTimeout(routed, domain.config.destination_timeout)
 }
 
-export function answerDialplan(form: FetchForm, directory: Directory, ivrKnown?: IvrKnown, gate?: BridgeGate): SectionAnswer {
+/**
+ * The answered leg's actions with its recording armed, when the leg carries a recording id and
+ * the daemon gives it a file (recording.ts). Only the `cod_route` extension records: it is where
+ * a call of an API request is connected, once.
+ */
+function recordedActions(actions: Action[], domain: DomainDirectory, leg: LegContext, target: RouteTarget, recording: DialplanRecording | undefined): Action[] {
+  const id = leg.recordingId
+  // Nothing connects the leg (a hangup over the channel limit, a group with nobody to ring):
+  // nothing to record, and no file is asked for (the daemon makes its folder when asked).
+  if (id === undefined || recording === undefined || connectingAction(actions) < 0) return actions
+  const path = recordingPath(recording, domain.name, id)
+  if (!path.ok) {
+    recording.recordingRefused?.(domain.name, id, path.error)
+    return actions
+  }
+  return withRecording(actions, target, path.value)
+}
+
+export function answerDialplan(form: FetchForm, directory: Directory, ivrKnown?: IvrKnown, gate?: BridgeGate, recording?: DialplanRecording): SectionAnswer {
   const context = form.get('Hunt-Context')
   const number = form.get('Hunt-Destination-Number')
   if (context === undefined || number === undefined) return notFound('no Hunt-Context or Hunt-Destination-Number')
@@ -81,7 +100,8 @@ export function answerDialplan(form: FetchForm, directory: Directory, ivrKnown?:
     if (leg.value.role === 'destination') return notFound('cod_route on a destination leg')
     const target = readOriginatedDestination(form, domain, leg.value, ivrKnown)
     if (!target.ok) return notFound(target.error)
-    return found(dialplanDocument(context, ROUTE_EXTENSION, exactRegex(number), gatedActions(form, domain, leg.value, target.value, gate)))
+    const actions = recordedActions(gatedActions(form, domain, leg.value, target.value, gate), domain, leg.value, target.value, recording)
+    return found(dialplanDocument(context, ROUTE_EXTENSION, exactRegex(number), actions))
   }
   const target = dialedTarget(domain, leg.value, number)
   if (typeof target === 'string') return notFound(target)

@@ -22,6 +22,7 @@ import { NOT_FOUND } from './document.js'
 import { answerFetch } from './fetch.js'
 import { FetchForm } from './form.js'
 import type { IvrKnown } from './leg.js'
+import type { DialplanRecording } from './recording.js'
 
 /**
  * Optional link to the IVR runner: whether it holds an IVR source (an `xml_url:` destination of
@@ -38,6 +39,8 @@ export interface XmlCurlDeps {
   readonly ivr?: IvrHandoff
   /** The channel limit's check of a request's bridge (the origination engine); without it, bridges are not checked. */
   readonly bridgeGate?: BridgeGate
+  /** Recording files for the answered legs that carry a recording id; without it, nothing is recorded. */
+  readonly recording?: DialplanRecording
   /** Told of every answered fetch (the daemon's metrics): FreeSWITCH's threads wait on each. */
   readonly onAnswer?: (a: XmlCurlAnswer) => void
 }
@@ -156,7 +159,7 @@ export function xmlCurlExchange(deps: XmlCurlDeps): { readonly path: string; rea
     try {
       const form = FetchForm.parse(body.value)
       section = sectionOf(form.get('section'))
-      const answer = answerFetch(form, runtime.directory, ivrKnown, deps.bridgeGate)
+      const answer = answerFetch(form, runtime.directory, ivrKnown, deps.bridgeGate, deps.recording)
       if (answer.found) {
         // The debug lines cost their object only when debug is on (issue 15: nothing per request at info).
         if (log.isLevelEnabled('debug')) log.debug({ section: form.get('section') }, 'xml_curl document served')

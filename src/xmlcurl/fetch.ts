@@ -11,15 +11,16 @@ import type { BridgeGate } from './bridge-gate.js'
 import { answerDirectory } from './directory-section.js'
 import type { FetchForm } from './form.js'
 import type { IvrKnown } from './leg.js'
+import type { DialplanRecording } from './recording.js'
 
-export function answerFetch(form: FetchForm, directory: Directory, ivrKnown?: IvrKnown, gate?: BridgeGate): SectionAnswer {
+export function answerFetch(form: FetchForm, directory: Directory, ivrKnown?: IvrKnown, gate?: BridgeGate, recording?: DialplanRecording): SectionAnswer {
   if (form.hasConflicts) return notFound('a form field was sent twice with different values')
   const section = form.get('section')
   switch (section) {
     case 'directory':
       return answerDirectory(form, directory)
     case 'dialplan':
-      return answerDialplan(form, directory, ivrKnown, gate)
+      return answerDialplan(form, directory, ivrKnown, gate, recording)
     default:
       // configuration, phrases, languages, chatplan, channels: static XML.
       return notFound(`section ${section ?? '(none)'}`)

@@ -13,6 +13,7 @@ import { isPstnNumber } from '../config/schema.js'
 import type { DomainDirectory, Group, User } from '../directory/directory.js'
 import { END_USER_FIELDS, type EndUser } from '../pbx/end-user.js'
 import { CHANNEL_VARS, type Operation } from '../pbx/channel-vars.js'
+import { isRecordingId } from '../recording/id.js'
 import { err, ok, type Result } from '../util/result.js'
 import type { FetchForm } from './form.js'
 import type { RouteTarget } from './route-target.js'
@@ -41,6 +42,8 @@ export interface LegContext {
   readonly callingNumber?: string
   /** The domain user whose phone authenticated this call (inbound calls from phones). */
   readonly caller?: User
+  /** The recording the daemon made for this leg's call (a UUID: it becomes a file name). */
+  readonly recordingId?: string
 }
 
 /** Optional check that an IVR source was registered for a request (see IvrHandoff in router.ts). */
@@ -98,6 +101,7 @@ export function readLeg(form: FetchForm, domain: DomainDirectory): Result<LegCon
     endUser?: EndUser
     callingNumber?: string
     caller?: User
+    recordingId?: string
   } = {}
 
   const requestId = v(CHANNEL_VARS.requestId)
@@ -135,6 +139,12 @@ export function readLeg(form: FetchForm, domain: DomainDirectory): Result<LegCon
       const parsed = readEndUser(endUser)
       if (!parsed.ok) return parsed
       leg.endUser = parsed.value
+    }
+    // Checked here, before anything turns it into a file name: only a UUID of ours names a file.
+    const recordingId = v(CHANNEL_VARS.recordingId)
+    if (recordingId !== undefined) {
+      if (!isRecordingId(recordingId)) return err('cod_recording_id is not a recording id')
+      leg.recordingId = recordingId
     }
   }
 

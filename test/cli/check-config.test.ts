@@ -97,11 +97,21 @@ t.test('a journal folder that cannot be created: the folder and the reason (exit
   writeFileSync(file, `${shipped}journal: { dir: state/journal }\n`)
   const r = await cod(['check-config', file])
   t.equal(r.code, 1)
-  t.equal(r.stdout, `${file}: journal.dir: ${dir}/state/journal cannot be created: ${dir}/state is a file, not a folder (ENOTDIR)\n`)
-  t.match(r.stderr, /^1 problem: the daemon would not start with this configuration here/)
-  // A journal switched off writes no folder: nothing to refuse.
-  writeFileSync(file, `${shipped}journal: { dir: state/journal, enabled: false }\n`)
+  // The recordings' default folder is beside the journal's: in the way of the same file.
+  t.equal(
+    r.stdout,
+    `${file}: journal.dir: ${dir}/state/journal cannot be created: ${dir}/state is a file, not a folder (ENOTDIR)\n` +
+      `${file}: recording.dir: ${dir}/state/recordings cannot be created: ${dir}/state is a file, not a folder (ENOTDIR)\n`,
+  )
+  t.match(r.stderr, /^2 problems: the daemon would not start with this configuration here/)
+  // A journal switched off writes no folder: nothing to refuse (the recordings have a folder of their own).
+  writeFileSync(file, `${shipped}journal: { dir: state/journal, enabled: false }\nrecording: { dir: recordings }\n`)
   t.equal((await codHere(['check-config', file])).code, 0)
+  // recording.dir is refused exactly as journal.dir is.
+  writeFileSync(file, `${shipped}recording: { dir: state/recordings }\n`)
+  const refused = await cod(['check-config', file])
+  t.equal(refused.code, 1)
+  t.equal(refused.stdout, `${file}: recording.dir: ${dir}/state/recordings cannot be created: ${dir}/state is a file, not a folder (ENOTDIR)\n`)
 })
 
 t.test('the default journal folder beside a read-only daemon.yaml (a container\'s -v /srv/cod:/etc/cod:ro)', { skip: readOnlyMountUnavailable() }, async (t) => {
@@ -109,7 +119,11 @@ t.test('the default journal folder beside a read-only daemon.yaml (a container\'
   const file = join(dir, 'daemon.yaml')
   const r = await runWithReadOnlyFolder(dir, [process.execPath, '--import', 'tsx', COD_ENTRY, 'check-config', file], ROOT)
   t.equal(r.code, 1, r.stderr)
-  t.equal(r.stdout, `${file}: journal.dir: ${dir}/journal cannot be created: ${dir} is on a read-only file system (EROFS)\n`)
+  t.equal(
+    r.stdout,
+    `${file}: journal.dir: ${dir}/journal cannot be created: ${dir} is on a read-only file system (EROFS)\n` +
+      `${file}: recording.dir: ${dir}/recordings cannot be created: ${dir} is on a read-only file system (EROFS)\n`,
+  )
 })
 
 t.test('the container image\'s configuration, laid out as the Dockerfile lays it out in /etc/cod', async (t) => {
@@ -121,5 +135,12 @@ t.test('the container image\'s configuration, laid out as the Dockerfile lays it
   const d = loaded.value.daemon
   t.equal(d.http.host, '0.0.0.0', 'the API listener on every address of the container: -p 8080:8080 reaches it')
   t.equal(d.xml_curl.host, '127.0.0.1', 'the xml_curl listener (every SIP password) stays on loopback')
-  t.same(stateDirsOf(loaded.value), [{ key: 'journal.dir', dir: '/var/lib/cod/journal' }], 'state in the image\'s volume, not beside a read-only /etc/cod')
+  t.same(
+    stateDirsOf(loaded.value),
+    [
+      { key: 'journal.dir', dir: '/var/lib/cod/journal' },
+      { key: 'recording.dir', dir: '/var/lib/cod/recordings' },
+    ],
+    'state in the image\'s volume, not beside a read-only /etc/cod',
+  )
 })

@@ -24,6 +24,9 @@ export const FAMILIES = [
   'cod_ivr_fetches_total',
   'cod_xmlcurl_requests_total',
   'cod_xmlcurl_duration_seconds',
+  'cod_recordings_total',
+  'cod_recording_bytes_total',
+  'cod_recordings_on_disk',
   // Process figures (prom-client's defaults).
   'process_cpu_seconds_total',
   'process_resident_memory_bytes',
@@ -57,6 +60,9 @@ export const FIRST_SCRAPE_SERIES: readonly string[] = [
   'cod_journal_pending_results',
   'cod_journal_open_requests',
   'cod_journal_write_errors_total',
+  ...['started', 'completed', 'failed'].map((outcome) => `cod_recordings_total{outcome="${outcome}"}`),
+  'cod_recording_bytes_total',
+  'cod_recordings_on_disk',
   ...['directory', 'dialplan', 'configuration', 'phrases', 'other'].flatMap((section) => [
     `cod_xmlcurl_duration_seconds_count{section="${section}"}`,
     ...['found', 'not_found', 'refused', 'error'].map((outcome) => `cod_xmlcurl_requests_total{section="${section}",outcome="${outcome}"}`),

@@ -5,7 +5,7 @@
  * the IVR fetch decorator.
  */
 import t, { type Test } from 'tap'
-import { countingFetcher, createMetrics, type CallbackFigures, type DaemonMetrics, type JournalFigures, type MetricSources } from '../../src/metrics/index.js'
+import { countingFetcher, createMetrics, type CallbackFigures, type DaemonMetrics, type JournalFigures, type MetricSources, type RecordingFigures } from '../../src/metrics/index.js'
 import { OTHER_DOMAIN, routeLabel } from '../../src/metrics/labels.js'
 import type { IvrFetcher } from '../../src/ivr/fetch/types.js'
 import { fetchError } from '../../src/ivr/fetch/errors.js'
@@ -13,6 +13,7 @@ import { err, ok } from '../../src/util/result.js'
 import { valueOf } from './expected.js'
 
 interface World {
+  recordings?: RecordingFigures
   domains: { name: string; channelLimit: number }[]
   live: Map<string, number>
   up: boolean
@@ -36,6 +37,7 @@ const sourcesOf = (w: World): MetricSources => ({
   eslConnected: () => w.up,
   callbacks: () => w.callbacks,
   journal: () => w.journal,
+  ...(w.recordings !== undefined ? { recordings: () => w.recordings as RecordingFigures } : {}),
   now: () => w.now,
 })
 
@@ -160,4 +162,32 @@ t.test('the IVR fetch decorator counts each outcome and passes the result throug
   t.equal(valueOf(text, 'cod_ivr_fetches_total{kind="document",outcome="timeout"}'), 1)
   t.equal(valueOf(text, 'cod_ivr_fetches_total{kind="json",outcome="blocked_address"}'), 1)
   t.equal(valueOf(text, 'cod_ivr_fetches_total{kind="play_url",outcome="ok"}'), 1)
+})
+
+t.test('recordings (issue 28): counters follow the store\'s totals, the gauge its records on disk; 0 without a store', async (t) => {
+  const none = make(t, world())
+  const empty = await none.render()
+  for (const outcome of ['started', 'completed', 'failed']) t.equal(valueOf(empty, `cod_recordings_total{outcome="${outcome}"}`), 0)
+  t.equal(valueOf(empty, 'cod_recording_bytes_total'), 0)
+  t.equal(valueOf(empty, 'cod_recordings_on_disk'), 0)
+  const w = { ...world(), recordings: { started: 3, completed: 2, failed: 1, bytesWritten: 96088, onDisk: 5 } }
+  const m = make(t, w)
+  let text = await m.render()
+  t.equal(valueOf(text, 'cod_recordings_total{outcome="started"}'), 3)
+  t.equal(valueOf(text, 'cod_recordings_total{outcome="completed"}'), 2)
+  t.equal(valueOf(text, 'cod_recordings_total{outcome="failed"}'), 1)
+  t.equal(valueOf(text, 'cod_recording_bytes_total'), 96088)
+  t.equal(valueOf(text, 'cod_recordings_on_disk'), 5)
+  w.recordings = { started: 4, completed: 3, failed: 1, bytesWritten: 100000, onDisk: 2 }
+  text = await m.render()
+  t.equal(valueOf(text, 'cod_recordings_total{outcome="started"}'), 4)
+  t.equal(valueOf(text, 'cod_recording_bytes_total'), 100000)
+  t.equal(valueOf(text, 'cod_recordings_on_disk'), 2, 'the gauge goes down as recordings are deleted')
+})
+
+t.test('the recordings routes have bounded route labels: never the id', async (t) => {
+  t.equal(routeLabel(undefined, '/api/recordings', '/api'), 'recordings')
+  t.equal(routeLabel(undefined, '/api/recordings/0f6c0000-0000-4000-8000-000000000000', '/api'), 'recording')
+  t.equal(routeLabel(undefined, '/api/recordings/0f6c0000-0000-4000-8000-000000000000/audio', '/api'), 'recording_audio')
+  t.equal(routeLabel(undefined, '/api/recordings/anything/at/all', '/api'), 'recording')
 })

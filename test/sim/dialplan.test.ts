@@ -2,55 +2,9 @@
  * mod_xml_curl dialplan and directory requests against a small local HTTP server (the captures
  * in test/fixtures/freeswitch/: xml_curl/02, 04, 05, 08, 09, 11, 13; esl/19, 21).
  */
-import http from 'node:http'
 import t from 'tap'
 import { names, startSim, type Ev, type RawEsl } from './helpers.js'
-
-interface Req {
-  readonly headers: http.IncomingHttpHeaders
-  readonly rawHeaders: string[]
-  readonly url: string
-  readonly method: string
-  readonly form: Array<[string, string]>
-}
-
-const NOT_FOUND = '<document type="freeswitch/xml"><section name="result"><result status="not found"/></section></document>'
-
-const dialplan = (context: string, actions: string, expression = '^cod_route$'): string =>
-  `<?xml version="1.0"?><document type="freeswitch/xml"><section name="dialplan"><context name="${context}">` +
-  `<extension name="never"><condition field="destination_number" expression="^nomatch$"><action application="set" data="wrong=1"/></condition></extension>` +
-  `<extension name="route"><condition field="destination_number" expression="${expression}">${actions}</condition></extension>` +
-  `</context></section></document>`
-
-const act = (app: string, data = ''): string => `<action application="${app}" data="${data.replace(/&/g, '&amp;').replace(/"/g, '&quot;')}"/>`
-
-/** A stand-in for the daemon's xml_curl endpoint. */
-async function xmlServer(t: { teardown: (fn: () => unknown) => void }, respond: (r: Req) => { status?: number; body: string }) {
-  const requests: Req[] = []
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (c: Buffer) => chunks.push(c))
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString()
-      const form = body.split('&').map((kv) => {
-        const i = kv.indexOf('=')
-        return [decodeURIComponent(kv.slice(0, i)), decodeURIComponent(kv.slice(i + 1))] as [string, string]
-      })
-      const r: Req = { headers: req.headers, rawHeaders: req.rawHeaders, url: req.url ?? '', method: req.method ?? '', form }
-      requests.push(r)
-      const out = respond(r)
-      res.writeHead(out.status ?? 200, { 'Content-Type': 'text/xml' })
-      res.end(out.body)
-    })
-  })
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()))
-  const port = (server.address() as { port: number }).port
-  t.teardown(() => new Promise<void>((r) => server.close(() => r())))
-  return { requests, url: `http://127.0.0.1:${port}/freeswitch/xml_curl` }
-}
-
-const field = (r: Req, name: string): string | undefined => r.form.find(([k]) => k === name)?.[1]
-const section = (r: Req): string | undefined => field(r, 'section')
+import { act, dialplan, field, NOT_FOUND, section, xmlServer, type Req } from './xml-server.js'
 
 const A = 'aaaaaaaa-1111-4111-8111-0000000000a1'
 const ALICE0 = 'sofia/internal/sip:alice@127.0.0.1:5070'
