@@ -3,7 +3,9 @@
  * within what its credential allows (policy.ts: a ticket acts on its own user's calls only).
  * A channel of another domain, one the user is not a party to, and one that does not exist all
  * get the same `channel_not_found` answer, so a client learns nothing about channels it may
- * not see. ESL text is written only by pbx/commands.ts (behind CtiCommands).
+ * not see. ESL text is written only by pbx/commands.ts (behind CtiCommands). What a client may do
+ * to a channel and how FreeSWITCH's answer is read is call-control.ts, shared with the HTTP API's
+ * live calls (live-calls.ts): this module reads the frames and applies the ticket rules.
  *
  * In a cluster (peers.ts), a channel of another box that the connection may see and act on is
  * handed to its node, which runs the command through its own Control (scope `local`: its own
@@ -12,13 +14,13 @@
 import type { ApiError } from '../api/errors.js'
 import type { ChannelModel } from '../channels/index.js'
 import { isPlainObject, optionalTimeout, rejectUnknown } from '../api/params.js'
-import { parseDestination } from '../api/destination.js'
 import type { Directory, DomainDirectory } from '../directory/directory.js'
 import type { EslCommand, PbxClient } from '../pbx/types.js'
 import type { Logger } from '../util/logger.js'
 import { err, ok, type Result } from '../util/result.js'
+import { hangupCause, notFound, runOnChannel, transferExtension, visibleChannel, type HangupCause } from './call-control.js'
 import { isVisible } from './view.js'
-import { mayActOn, mayCommand, mayTransferTo, type CommandSource } from './policy.js'
+import { mayActOn, mayCommand, type CommandSource } from './policy.js'
 import type { CtiPeers } from './peers.js'
 import { COMMANDS, resultFrame, type CommandId, type CommandName, type CtiError } from './protocol.js'
 
@@ -36,9 +38,7 @@ export interface CtiCommands {
   park(uuid: string, timeoutSec: number | undefined): Result<readonly EslCommand[], CommandProblem>
 }
 
-/** Hangup causes a client may give (FreeSWITCH cause names); NORMAL_CLEARING by default. */
-export const HANGUP_CAUSES = ['NORMAL_CLEARING', 'USER_BUSY', 'CALL_REJECTED', 'NO_ANSWER', 'ORIGINATOR_CANCEL'] as const
-export type HangupCause = (typeof HANGUP_CAUSES)[number]
+export type { HangupCause } from './call-control.js'
 
 /** Commands in flight per connection; more are refused rather than queued without bound. */
 export const MAX_INFLIGHT = 16
@@ -72,9 +72,6 @@ interface Parsed {
 const cerr = (id: CtiError['id'], description: string): CtiError => ({ id, description })
 const fromApi = (e: ApiError): CtiError => ({ id: e.id, description: e.description })
 
-const notFound = (uuid: string): CtiError =>
-  cerr('channel_not_found', `no channel ${uuid.length <= 64 ? uuid : `${uuid.slice(0, 64)}...`} that this connection may see`)
-
 /** Reads `id` and `cmd` as far as possible, so that even a refusal can be matched to its request. */
 function parseFrame(data: Buffer, isBinary: boolean): Result<Parsed, { parsed: Parsed; error: CtiError }> {
   const none: Parsed = { id: undefined, cmd: undefined, body: undefined }
@@ -104,9 +101,6 @@ const ALLOWED: Record<CommandName, readonly string[]> = {
   park: ['id', 'cmd', 'uuid', 'timeout'],
   transfer: ['id', 'cmd', 'uuid', 'destination'],
 }
-
-/** The ESL replies meaning "that channel is gone" (22-misc-replies: uuid_kill/uuid_transfer on an unknown uuid). */
-const NO_SUCH_CHANNEL = /^-ERR (No such channel|Invalid uuid)/i
 
 export class Control {
   constructor(private readonly deps: ControlDeps) {}
@@ -158,8 +152,7 @@ export class Control {
     const uuid = body.uuid
     if (uuid === undefined) return err(cerr('missing_parameter', 'uuid is required'))
     if (typeof uuid !== 'string' || uuid === '') return err(cerr('invalid_parameter', 'uuid: must be a channel UUID string'))
-    const ch = this.deps.channels.get(uuid)
-    if (ch === undefined) {
+    if (this.deps.channels.get(uuid) === undefined) {
       // Another box's channel: the same visibility and policy here (nothing is learnt about a
       // channel the connection may not see), the rest is checked by its node on its own record.
       const remote = scope === 'any' ? this.deps.peers?.channel(uuid) : undefined
@@ -167,7 +160,9 @@ export class Control {
       const may = mayActOn(remote, source.credential, source.userId)
       return may.ok ? ok({ kind: 'remote', uuid, node: remote.node }) : may
     }
-    if (!isVisible(ch, source.domain, source.userId)) return err(notFound(uuid))
+    const visible = visibleChannel(this.deps.channels, uuid, source)
+    if (!visible.ok) return visible
+    const ch = visible.value
     const domain = this.deps.directory().domain(source.domain)
     if (domain === undefined) return err(notFound(uuid))
     const may = mayActOn(ch, source.credential, source.userId)
@@ -189,10 +184,8 @@ export class Control {
       r.ok ? ok([r.value]) : err(cerr('invalid_parameter', r.error.description))
     switch (cmd) {
       case 'hangup': {
-        const cause = body.cause ?? 'NORMAL_CLEARING'
-        const c = HANGUP_CAUSES.find((x) => x === cause)
-        if (c === undefined) return err(cerr('invalid_parameter', `cause: must be one of ${HANGUP_CAUSES.join(', ')}`))
-        return one(this.deps.commands.hangup(uuid, c))
+        const c = hangupCause(body.cause)
+        return c.ok ? one(this.deps.commands.hangup(uuid, c.value)) : c
       }
       case 'park': {
         const timeout = optionalTimeout(body, 'timeout')
@@ -201,36 +194,13 @@ export class Control {
         return r.ok ? r : err(cerr('invalid_parameter', r.error.description))
       }
       case 'transfer': {
-        const destination = body.destination
-        if (destination === undefined) return err(cerr('missing_parameter', 'destination is required'))
-        if (typeof destination === 'string' && destination.startsWith('{')) {
-          return err(cerr('invalid_parameter', 'destination: an end_user prefix cannot be given to a transfer'))
-        }
-        // The same resolution and checks as the API's destinations; a transfer takes no IVR documents.
-        const dest = parseDestination(destination, domain, { param: 'destination', objectForm: false, xmlUrl: false, pstn: true })
-        if (!dest.ok) return err(fromApi(dest.error))
-        if (typeof destination !== 'string') return err(cerr('invalid_parameter', 'destination: must be a string'))
-        const allowed = mayTransferTo(dest.value, source.credential, domain)
-        if (!allowed.ok) return allowed
-        // The domain's dialplan context routes by destination number (xmlcurl), like a phone dialing it.
-        return one(this.deps.commands.transfer(uuid, destination, domain.name))
+        const extension = transferExtension(body.destination, source.credential, domain)
+        return extension.ok ? one(this.deps.commands.transfer(uuid, extension.value, domain.name)) : extension
       }
     }
   }
 
-  private async run(uuid: string, commands: readonly EslCommand[]): Promise<Result<void, CtiError>> {
-    if (!this.deps.pbx.isConnected()) return err(cerr('pbx_unavailable', 'FreeSWITCH is not connected'))
-    for (const command of commands) {
-      const r = await this.deps.pbx.bgapi(command)
-      let reply: string
-      if (r.ok) reply = r.value
-      else if (r.error.kind === 'failed') reply = `-ERR ${r.error.reply}`
-      else return err(cerr('pbx_unavailable', r.error.kind === 'timeout' ? 'FreeSWITCH did not answer in time' : 'FreeSWITCH is not connected'))
-      const text = reply.trim()
-      if (text.startsWith('+OK')) continue
-      if (NO_SUCH_CHANNEL.test(text)) return err(notFound(uuid))
-      return err(cerr('command_failed', `FreeSWITCH answered: ${text.slice(0, 200)}`))
-    }
-    return ok(undefined)
+  private run(uuid: string, commands: readonly EslCommand[]): Promise<Result<void, CtiError>> {
+    return runOnChannel(this.deps.pbx, uuid, commands)
   }
 }

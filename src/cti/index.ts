@@ -18,6 +18,7 @@ import { WWW_AUTHENTICATE, authenticate } from '../api/auth.js'
 import { createBodyReader } from '../api/body.js'
 import { apiError, errorBody, statusOf, type ApiError } from '../api/errors.js'
 import { asBody, has, missing, rejectUnknown, resolveUser } from '../api/params.js'
+import type { LiveCalls } from '../api/calls/routes.js'
 import type { ChannelModel } from '../channels/index.js'
 import type { Runtime } from '../runtime/store.js'
 import type { PbxClient } from '../pbx/types.js'
@@ -27,6 +28,7 @@ import { admit } from './admission.js'
 import { Control, MAX_INFLIGHT, type CtiCommands } from './control.js'
 import { eslCommands } from './esl.js'
 import { Hub } from './hub.js'
+import { createLiveCalls } from './live-calls.js'
 import type { CtiPeers } from './peers.js'
 import { parseTarget, parseTicketRequest } from './query.js'
 import { TicketStore } from './tickets.js'
@@ -52,6 +54,8 @@ export interface CtiDeps {
 export interface Cti {
   /** `POST {prefix}/gen_ws_ticket`. */
   router: Router
+  /** The live calls of the HTTP API (api/calls/), with CTI's view and command policy (live-calls.ts). */
+  calls: LiveCalls
   /** Handles the HTTP 'upgrade' of `{prefix}/ws_cti` (and answers 404 to other upgrades if no one else listens). */
   attach(server: Server): void
   close(): Promise<void>
@@ -201,6 +205,7 @@ export function createCti(deps: CtiDeps): Cti {
 
   return {
     router,
+    calls: createLiveCalls({ channels, pbx, commands, logger }),
     attach,
     channelCount: () => channels.size,
     connectionCount: () => hub.size,

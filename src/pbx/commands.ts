@@ -82,6 +82,14 @@ export const PATTERNS = {
    * `$ { } [ ] , | ' ^ : ;`, spaces or quotes.
    */
   appValue: /^[A-Za-z0-9._@+*#%/=-]*$/,
+  /** DTMF a client plays into a live channel (uuid_recv_dtmf): the sixteen keys, 1 to 64 of them. */
+  dtmf: /^[0-9*#A-D]{1,64}$/,
+  /**
+   * DTMF sent on answer (send_dtmf): the keys plus `w` (0.5 s pause) and `W` (1 s), as
+   * switch_core_io.c switch_core_session_send_dtmf_string reads them (is_dtmf accepts w and W).
+   * It also splits on `+` and reads `@<ms>` and a leading `~`: none of them is allowed.
+   */
+  dtmfWithPauses: /^[0-9*#A-DwW]{1,64}$/,
 } as const
 
 // eslint-disable-next-line no-control-regex -- refusing control characters is the point
@@ -218,7 +226,50 @@ export interface OriginateSpec {
   /** originate_timeout, seconds (a `{}` variable; leg_timeout would only work per leg). */
   readonly timeoutSec: number
   readonly target: OriginateTarget
+  /** What the answered leg does on answer (onAnswerVars): hang up after a time, send DTMF. */
+  readonly onAnswer?: OnAnswer
 }
+
+/**
+ * What FreeSWITCH does on the answered originating leg, by itself (so it holds while the daemon
+ * is away): switch_channel.c switch_channel_perform_mark_answered runs every variable whose name
+ * starts with `execute_on_answer` as `<app> <arg>` (switch_channel_execute_on,
+ * switch_channel_execute_on_value: the application up to the first space).
+ */
+export interface OnAnswer {
+  /**
+   * `sched_hangup +<n> ALLOTTED_TIMEOUT` (mod_dptools.c sched_hangup_function: `+` is relative,
+   * the cause read by switch_channel_str2cause, whose chart spells it ALLOTTED_TIMEOUT: a
+   * misspelt name would silently become NORMAL_CLEARING). switch_ivr_schedule_hangup counts in
+   * whole epoch seconds and switch_scheduler.c looks every 100 ms, so the leg is hung up between
+   * n-1 and n seconds after its answer (and not later than n + 0.1).
+   */
+  readonly hangupAfterSec?: number
+  /** `send_dtmf <digits>` (mod_dptools.c send_dtmf_function): PATTERNS.dtmfWithPauses. */
+  readonly sendDigits?: string
+}
+
+/** The longest time limit a call may get (a day), as the API allows. */
+export const MAX_HANGUP_AFTER_SEC = 86_400
+
+/** The `execute_on_answer*` variables of an originate (OnAnswer); quoted, as their values hold a space. */
+function onAnswerVars(onAnswer: OnAnswer | undefined): Result<string[], CommandError> {
+  const out: string[] = []
+  if (onAnswer?.hangupAfterSec !== undefined) {
+    const n = onAnswer.hangupAfterSec
+    if (!Number.isInteger(n) || n < 1 || n > MAX_HANGUP_AFTER_SEC) return fail('onAnswer.hangupAfterSec', `must be a whole number of seconds from 1 to ${MAX_HANGUP_AFTER_SEC}`)
+    out.push(`execute_on_answer_cod_time_limit='sched_hangup +${n} ALLOTTED_TIMEOUT'`)
+  }
+  if (onAnswer?.sendDigits !== undefined) {
+    const d = check('dtmfWithPauses', 'onAnswer.sendDigits', onAnswer.sendDigits)
+    if (!d.ok) return d
+    out.push(`execute_on_answer_cod_send_digits='send_dtmf ${d.value}'`)
+  }
+  return ok(out)
+}
+
+/** Client hangup causes a channel may be given (CTI's hangup, the API's calls/{uuid}/hangup); NORMAL_CLEARING by default. */
+export const CLIENT_HANGUP_CAUSES = ['NORMAL_CLEARING', 'USER_BUSY', 'CALL_REJECTED', 'NO_ANSWER', 'ORIGINATOR_CANCEL'] as const
 
 /** Variables this module writes itself; a caller may not set them (or turn off the `${` check). */
 const RESERVED_VARS = new Set([
@@ -239,11 +290,15 @@ const RESERVED_VARS = new Set([
   'cod_leg_records',
 ])
 
+/** FreeSWITCH runs every variable with these prefixes as an application or API command (switch_channel_execute_on, switch_channel_api_on): only this module writes them. */
+const RESERVED_PREFIXES = ['execute_on_', 'api_on_']
+
 function formatVars(field: string, vars: Readonly<Record<string, string>> | undefined): Result<string[], CommandError> {
   const out: string[] = []
   for (const [name, value] of Object.entries(vars ?? {})) {
     if (!PATTERNS.varName.test(name)) return fail(`${field}.${name}`, 'not a valid variable name')
     if (RESERVED_VARS.has(name.toLowerCase())) return fail(`${field}.${name}`, 'is set by the command builder itself')
+    if (RESERVED_PREFIXES.some((p) => name.toLowerCase().startsWith(p))) return fail(`${field}.${name}`, 'is set by the command builder itself')
     if (!PATTERNS.token.test(value)) return fail(`${field}.${name}`, 'value outside the safe alphabet')
     if (value === '') continue
     out.push(`${name}=${value}`)
@@ -339,6 +394,9 @@ export function originate(spec: OriginateSpec): Result<EslCommand, CommandError>
   const gv = formatVars('vars', spec.vars)
   if (!gv.ok) return gv
   globals.push(...gv.value)
+  const oa = onAnswerVars(spec.onAnswer)
+  if (!oa.ok) return oa
+  globals.push(...oa.value)
 
   const seen = new Set<string>()
   /** Each leg's variables, its hangup record apart (the originate is checked without it), its endpoint. */
@@ -405,6 +463,13 @@ export function sofiaContact(user: string, domain: string, profile = '*'): Resul
   return ok(instant(`sofia_contact ${profile}/${u.value}@${d.value}`))
 }
 
+/** `uuid_exists <uuid>`: `true` or `false` (mod_commands.c exists_function; instant: a session lookup). */
+export function uuidExists(uuid: string): Result<InstantCommand, CommandError> {
+  const u = check('uuid', 'uuid', uuid)
+  if (!u.ok) return u
+  return ok(instant(`uuid_exists ${u.value}`))
+}
+
 /** `uuid_kill <uuid> [cause]` (mod_commands.c kill_function). */
 export function uuidKill(uuid: string, cause?: string): Result<EslCommand, CommandError> {
   const u = check('uuid', 'uuid', uuid)
@@ -436,6 +501,31 @@ export function uuidTransfer(uuid: string, extension: string, context: string): 
   const c = check('domain', 'context', context)
   if (!c.ok) return c
   return ok(brand(`uuid_transfer ${u.value} ${x.value} XML ${c.value}`))
+}
+
+/**
+ * `uuid_recv_dtmf <uuid> <digits>` (mod_commands.c uuid_recv_dtmf_function,
+ * switch_channel_queue_dtmf_string): the digits as if the leg's own party pressed them. They are
+ * queued on the channel, which fires one DTMF event per digit (switch_channel_queue_dtmf), an
+ * application on the leg (an IVR) reads them, and a bridge passes them on to the other leg's
+ * party (switch_ivr_bridge.c). `-ERR Cannot locate session!` when the channel is gone.
+ */
+export function uuidRecvDtmf(uuid: string, digits: string): Result<EslCommand, CommandError> {
+  const u = check('uuid', 'uuid', uuid)
+  if (!u.ok) return u
+  const d = check('dtmf', 'digits', digits)
+  if (!d.ok) return d
+  return ok(brand(`uuid_recv_dtmf ${u.value} ${d.value}`))
+}
+
+/**
+ * `uuid_hold <uuid>` / `uuid_hold off <uuid>` (mod_commands.c uuid_hold_function,
+ * switch_ivr_hold_uuid / switch_ivr_unhold_uuid): `+OK Success` or `-ERR Operation failed`.
+ */
+export function uuidHold(uuid: string, on: boolean): Result<EslCommand, CommandError> {
+  const u = check('uuid', 'uuid', uuid)
+  if (!u.ok) return u
+  return ok(brand(on ? `uuid_hold ${u.value}` : `uuid_hold off ${u.value}`))
 }
 
 /** `uuid_park <uuid>`: FreeSWITCH has it (mod_commands.c park_function, "Park channel"). */

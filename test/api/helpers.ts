@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net'
 import type { Server } from 'node:http'
 import { Writable } from 'node:stream'
 import { createApp } from '../../src/api/app.js'
+import type { RecordingReader } from '../../src/api/recordings/routes.js'
 import { loadConfig, type LoadedConfig } from '../../src/config/load.js'
 import { domainSchema, type DomainConfig } from '../../src/config/schema.js'
 import { runtimeOf, type Runtime } from '../../src/runtime/store.js'
@@ -80,6 +81,8 @@ export interface Harness {
 
 export interface HarnessOptions {
   engine?: OriginationEngine
+  /** The recordings the routes serve (test/api/recordings.test.ts); none: the routes answer 404. */
+  recordings?: RecordingReader
   bodyLimit?: number
   prefix?: string
 }
@@ -115,6 +118,7 @@ export async function startApp(opts: HarnessOptions = {}): Promise<Harness & { s
     health: { isConnected: () => h.connected },
     logger: createLogger('debug', sink),
     newRequestId: () => `req-${++n}`,
+    ...(opts.recordings !== undefined ? { recordings: opts.recordings } : {}),
   })
   const server = app.listen(0, '127.0.0.1')
   await new Promise<void>((resolve) => server.once('listening', resolve))

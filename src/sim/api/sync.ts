@@ -124,6 +124,24 @@ export function syncApi(sw: Switch, cmd: string, arg: string): ApiReply | undefi
       sw.answer(s)
       return { text: '+OK\n' }
     }
+    case 'uuid_recv_dtmf': {
+      // mod_commands.c uuid_recv_dtmf_function (34-call-commands.txt).
+      const a = separateString(arg, ' ', 2)
+      if (a.length < 2 || a[0] === '' || a[1] === '') return usage('<uuid> <dtmf_data>')
+      const s = sw.sessions.get(a[0] as string)
+      if (s === undefined) return { text: '-ERR Cannot locate session!\n' }
+      sw.receiveDtmf(s, (a[1] as string).replace(/[^0-9*#A-Da-dwW]/g, ''), 'APP')
+      return { text: `+OK ${a[0] as string} received DTMF ${a[1] as string}.\n` }
+    }
+    case 'uuid_hold': {
+      // mod_commands.c uuid_hold_function: an unknown uuid is "+OK Success" too (switch_ivr_hold_uuid; 34-call-commands.txt).
+      const a = separateString(arg, ' ', 4)
+      if (arg === '' || a.length < 1 || a[0] === '') return usage('[off|toggle] <uuid> [<display>]')
+      const off = (a[0] as string).toLowerCase() === 'off'
+      const s = sw.sessions.get((off ? a[1] : a[0]) ?? '')
+      if (s !== undefined && !sw.hold(s, !off)) return { text: '-ERR Operation failed\n' }
+      return { text: '+OK Success\n' }
+    }
     case 'uuid_park': {
       if (arg === '') return usage('<uuid>')
       const s = sw.sessions.get(arg)

@@ -164,6 +164,39 @@ export class SessionThread {
     if (s.currentApp?.name === name) s.currentApp = undefined
   }
 
+  /**
+   * switch_channel_execute_on_value: an `execute_on_*` variable's application (issue 29: the
+   * daemon's time limit and DTMF on answer), run at once by the thread that marks the channel,
+   * not queued on the session: CHANNEL_EXECUTE and CHANNEL_EXECUTE_COMPLETE around it before
+   * whatever that thread fires next (test/fixtures/freeswitch/esl/33-time-limit-send-digits.txt:
+   * both applications' pairs between CHANNEL_ANSWER and the call state ACTIVE). Only applications
+   * that finish at once are run this way (sched_hangup, send_dtmf); any other completes later.
+   */
+  executeOn(s: Session, value: string): void {
+    const sp = value.indexOf(' ')
+    const name = sp < 0 ? value : value.slice(0, sp)
+    const arg = sp < 0 ? '' : value.slice(sp + 1)
+    const { table } = this.parts
+    const impl = this.parts.apps[name]
+    if (impl === undefined) {
+      this.parts.logger.warn({ uuid: s.uuid, app: name }, 'sim: Invalid Application')
+      this.parts.life.hangup(s, 'DESTINATION_OUT_OF_ORDER')
+      return
+    }
+    const expanded = table.expand(s, arg)
+    const appUuid = randomUUID()
+    this.executed.push({ uuid: s.uuid, app: name, arg: expanded })
+    const headers: Array<[string, string]> = [
+      ['Application', name],
+      ['Application-Data', expanded],
+    ]
+    table.fireChannel('CHANNEL_EXECUTE', s, [...headers, ['Application-UUID', appUuid]])
+    const done = impl(this.parts.sw, s, expanded, new AbortController().signal)
+    const complete = () => table.fireChannel('CHANNEL_EXECUTE_COMPLETE', s, [...headers, ['Application-Response', '_none_'], ['Application-UUID', appUuid]])
+    if (done instanceof Promise) void done.then(complete, complete)
+    else complete()
+  }
+
   /** sendmsg: private events run one at a time, beside whatever the session thread does. */
   queueMessage(s: Session, run: () => Promise<void>): void {
     s.messages.push(run)

@@ -69,7 +69,12 @@ export class SwitchCore implements Switch {
     if (opts.xmlCurl !== undefined) this.xmlCurl = opts.xmlCurl
     this.table = new ChannelTable(opts.identity, opts.registry.allDomains()[0]?.name, (cmd, arg) => opts.api(this, cmd, arg))
     // The parts below call up only through these closures, which run once everything is built.
-    this.life = new ChannelLife(this.table, this.clock, (s) => this.bridges.hungUp(s))
+    this.life = new ChannelLife(
+      this.table,
+      this.clock,
+      (s) => this.bridges.hungUp(s),
+      (s, value) => this.thread.executeOn(s, value),
+    )
     this.thread = new SessionThread({
       table: this.table,
       life: this.life,
@@ -166,8 +171,12 @@ export class SwitchCore implements Switch {
     this.life.hangup(s, cause, how)
   }
 
-  receiveDtmf(s: Session, digits: string): void {
-    this.life.receiveDtmf(s, digits)
+  receiveDtmf(s: Session, digits: string, source?: 'RTP' | 'APP'): void {
+    this.life.receiveDtmf(s, digits, source)
+  }
+
+  hold(s: Session, on: boolean): boolean {
+    return this.life.hold(s, on)
   }
 
   // ---------------------------------------------------------------- session thread

@@ -87,8 +87,10 @@ export interface Switch {
   preAnswer(s: Session): void
   answer(s: Session): void
   hangup(s: Session, cause: string, how?: HangupHow): void
-  /** DTMF received from the far end. */
-  receiveDtmf(s: Session, digits: string): void
+  /** DTMF received from the far end (`RTP`), or queued by uuid_recv_dtmf (`APP`). */
+  receiveDtmf(s: Session, digits: string, source?: 'RTP' | 'APP'): void
+  /** uuid_hold [off]: false where FreeSWITCH refuses (already held, not held). */
+  hold(s: Session, on: boolean): boolean
 
   /** Sets what the session does next and interrupts what it does now. */
   requestStep(s: Session, step: NextStep): void
