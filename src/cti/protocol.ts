@@ -37,6 +37,8 @@ export interface ChannelView {
   readonly end_user: EndUser | null
   readonly tags: readonly string[]
   readonly hangup_cause: string | null
+  /** The call of this leg is recorded once connected (its request's recording: docs/recording.md). */
+  readonly recording: boolean
 }
 
 export type InfoEventKind = 'added' | 'updated' | 'removed'

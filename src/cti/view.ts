@@ -43,6 +43,7 @@ export function viewOf(ch: ChannelRecord): ChannelView {
     end_user: ch.endUser ?? ch.peerEndUser ?? null,
     tags,
     hangup_cause: ch.hangupCause ?? null,
+    recording: ch.vars[CHANNEL_VARS.recordingId] !== undefined,
   }
 }
 

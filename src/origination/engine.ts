@@ -37,7 +37,7 @@ import type { OriginationRefusal } from './refusal.js'
 import { createLegRecords } from './leg-records.js'
 import { createRecovery, type RecoverableRequest, type RecoverySummary, type UnsettledIntents } from './recovery.js'
 import { OriginationRequest, type RequestServices } from './request.js'
-import { createRequests, type RequestOutcome } from './requests.js'
+import { createRequests, type RequestAccepted, type RequestOutcome } from './requests.js'
 import { callPstn, callUser } from './single-call.js'
 
 /** How often the channel limit ends destination holds no channel change ended (channel-limit.ts sweep). */
@@ -89,6 +89,8 @@ export interface Engine extends OriginationEngine {
    * destination hold grows to what the target rings, if that fits under the limit.
    */
   mayTransfer(domain: string, requestId: string, callerUuid: string, target: Destination): Promise<boolean>
+  /** Requests the API was told are placed, once each, as they are (ticketing, recording). */
+  onAccepted(listener: (a: RequestAccepted) => void): () => void
   /** Results of accepted requests, once each (CTI may listen). */
   onOutcome(listener: (o: RequestOutcome) => void): () => void
   /**
@@ -210,6 +212,7 @@ export function createEngine(deps: EngineDeps): Engine {
       if (!held) log.warn({ requestId, domain, limit, legs: slots.value }, 'IVR transfer refused: its legs would exceed the channel limit')
       return held
     },
+    onAccepted: (listener) => requests.onAccepted(listener),
     onOutcome: (listener) => requests.onOutcome(listener),
     recover: (open, intents) => (closed ? Promise.resolve({ fromRecords: 0, adopted: 0, unknown: 0 }) : recovery.recover(open, intents)),
     async close() {

@@ -38,8 +38,10 @@ export type RequestPhase = 'placing' | 'accepted' | 'settled' | 'withdrawn'
 /** The API's answer to a request: given once, when FreeSWITCH accepted its first originate or it was refused. */
 export type RequestReply = Result<OriginationAccepted, OriginationRefusal>
 
-/** Where a request leaves its result (requests.ts RequestLedger). */
+/** Where a request tells what became of it (requests.ts). */
 export interface RequestLedger {
+  /** The API is told the request is placed, with these legs. */
+  accepted(req: OriginationRequest, uuids: readonly string[]): void
   /** The request has ended: it no longer counts as in flight. */
   leave(requestId: string): void
   /** Reports an accepted request's result, once (the request makes sure). */
@@ -178,6 +180,7 @@ export class OriginationRequest {
     if (this.#phase !== 'placing') return
     this.#phase = 'accepted'
     this.#answer(ok({ uuids }))
+    this.#services.ledger.accepted(this, uuids)
   }
 
   /** Not placed after all: the API answers with the refusal; nothing of the request remains. */

@@ -17,6 +17,15 @@ export interface RequestOutcome {
   readonly result: CallResult
 }
 
+/** A request the API was told is placed (ticketing's `call.started`, the status events). */
+export interface RequestAccepted {
+  readonly plan: OriginationPlan
+  /** Every originating leg it may create, as in the reply. */
+  readonly uuids: readonly string[]
+  /** Epoch ms. */
+  readonly at: number
+}
+
 /** What a result needs to be reported: the request as the API accepted it. */
 export interface ReportedRequest {
   readonly requestId: string
@@ -35,6 +44,7 @@ export interface Requests extends RequestLedger {
    */
   reportRecovered(req: ReportedRequest, outcome: AttemptOutcome): void
   inFlight(): OriginationRequest[]
+  onAccepted(listener: (a: RequestAccepted) => void): () => void
   onOutcome(listener: (o: RequestOutcome) => void): () => void
   close(): void
 }
@@ -43,18 +53,24 @@ export function createRequests(deps: { readonly callbacks: CallbackSink; readonl
   const log = deps.logger
   const requests = new Map<string, OriginationRequest>()
   const outcomeListeners = new Set<(o: RequestOutcome) => void>()
+  const acceptedListeners = new Set<(a: RequestAccepted) => void>()
+
+  /** A listener's failure is logged, never the caller's (a request's transition must complete). */
+  const tell = <T>(listeners: ReadonlySet<(x: T) => void>, x: T): void => {
+    for (const l of [...listeners]) {
+      try {
+        l(x)
+      } catch (e) {
+        log.error({ err: e }, 'request listener failed')
+      }
+    }
+  }
 
   const report = (req: ReportedRequest, outcome: AttemptOutcome): void => {
     const result = resultOf(outcome)
     const o: RequestOutcome = { requestId: req.requestId, domain: req.domain, operation: req.operation, result }
     log.info({ requestId: o.requestId, domain: o.domain, result }, 'origination result')
-    for (const l of [...outcomeListeners]) {
-      try {
-        l(o)
-      } catch (e) {
-        log.error({ err: e }, 'outcome listener failed')
-      }
-    }
+    tell(outcomeListeners, o)
     if (req.callbackUrl !== undefined) deps.callbacks.deliver(req.domain, req.callbackUrl, result, { requestId: req.requestId })
   }
 
@@ -62,6 +78,9 @@ export function createRequests(deps: { readonly callbacks: CallbackSink; readonl
     has: (requestId) => requests.has(requestId),
     add(req) {
       requests.set(req.requestId, req)
+    },
+    accepted(req, uuids) {
+      tell(acceptedListeners, { plan: req.plan, uuids, at: Date.now() })
     },
     leave(requestId) {
       requests.delete(requestId)
@@ -71,11 +90,16 @@ export function createRequests(deps: { readonly callbacks: CallbackSink; readonl
     },
     reportRecovered: (req, outcome) => report(req, outcome),
     inFlight: () => [...requests.values()],
+    onAccepted(listener) {
+      acceptedListeners.add(listener)
+      return () => acceptedListeners.delete(listener)
+    },
     onOutcome(listener) {
       outcomeListeners.add(listener)
       return () => outcomeListeners.delete(listener)
     },
     close() {
+      acceptedListeners.clear()
       outcomeListeners.clear()
     },
   }

@@ -41,6 +41,9 @@ export const DELIVERED_EVENTS = [
   'CHANNEL_DESTROY',
   'BACKGROUND_JOB',
   'DTMF',
+  // A recording's start and end (src/recording/follow.ts; test/fixtures/freeswitch/esl/28).
+  'RECORD_START',
+  'RECORD_STOP',
 ] as const
 
 /**

@@ -77,6 +77,11 @@ const OTHER_VARIABLES = [
   'playback_terminator_used',
   'originate_disposition',
   'originate_failed_cause',
+  // A recording FreeSWITCH could not write says so only here, on the leg's CHANNEL_HANGUP
+  // (recording/follow.ts; test/fixtures/freeswitch/esl/29).
+  'record_completion_cause',
+  // Who hung up a SIP leg (status events' hangup_by: callbacks/status-events.ts).
+  'sip_hangup_disposition',
 ] as const
 
 /** A channel variable the daemon reads from events. */

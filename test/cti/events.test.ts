@@ -56,6 +56,7 @@ t.test('call_external with end_user: snapshot, then events; the user bridged to 
     end_user: END_USER,
     tags: ['originator'],
     hangup_cause: null,
+    recording: false,
   })
   // alice sees nothing yet: she is not a party to the PSTN leg while it rings.
   const alice = await open(h, `${WS}?app_name=crm&user_name=alice`, { authorization: AUTH_A })

@@ -16,6 +16,8 @@ const EVENTS = [
   'CHANNEL_CREATE', 'CHANNEL_PROGRESS', 'CHANNEL_PROGRESS_MEDIA', 'CHANNEL_ANSWER', 'CHANNEL_BRIDGE',
   'CHANNEL_UNBRIDGE', 'CHANNEL_PARK', 'CHANNEL_EXECUTE', 'CHANNEL_HANGUP', 'CHANNEL_HANGUP_COMPLETE',
   'CHANNEL_DESTROY', 'DTMF',
+  // Recordings (test/realfs/recording.ts); not part of a leg's trace line (trace.ts SHOWN).
+  'RECORD_START', 'RECORD_STOP',
 ]
 
 export class EslTap {

@@ -19,6 +19,7 @@ interface Channel {
   user_id: string | null
   state: string
   end_user: Record<string, string> | null
+  recording?: boolean
 }
 interface Calls {
   domain: string | null
@@ -65,7 +66,7 @@ const channel = (over: Partial<Channel>): Channel => ({
 
 t.test('the model', async (t) => {
   const m = (await import(new URL('../../src/ui/static/calls.js', import.meta.url).href)) as CallsModule
-  const alice = channel({ uuid: 'a', called_number: 'alice', calling_number: '1002', user_id: '1', state: 'answered', answer_at: T0 + 1000 })
+  const alice = channel({ uuid: 'a', called_number: 'alice', calling_number: '1002', user_id: '1', state: 'answered', answer_at: T0 + 1000, recording: true })
   const pstn = channel({ uuid: 'b', called_number: '0311112222', peer_location: 'external', other_uuid: 'a', offer_at: T0 + 1500, state: 'ringing', end_user: { name: 'Jane', organization: 'ACME' } })
   const phone = channel({ uuid: 'c', direction: 'inbound', calling_number: 'bob', called_number: '1001', user_id: '2', offer_at: T0 - 5000 })
 
@@ -106,9 +107,9 @@ t.test('the model', async (t) => {
     m.applyMessage(calls, { type: 'initial_info', connection: { domain: 'd', channel_limit: 5 }, channels: [alice, pstn, phone] })
     const rows = m.rowsOf(calls, T0 + 75_000)
     t.same(rows.map((r) => r.uuid), ['c', 'a', 'b'], 'oldest offer first')
-    t.same(rows[1], { uuid: 'a', who: 'alice', user: 'user 1', endUser: '—', direction: 'outbound', state: 'answered', duration: '1:14', peer: '0311112222' }, 'an outbound user leg: the user it rings; its peer found from the other side')
-    t.same(rows[2], { uuid: 'b', who: '0311112222', user: '', endUser: 'Jane (ACME)', direction: 'outbound', state: 'ringing', duration: '1:13', peer: 'alice' }, 'a PSTN leg: the number; duration from the offer while ringing')
-    t.same(rows[0], { uuid: 'c', who: 'bob', user: 'user 2', endUser: '—', direction: 'inbound', state: 'calling', duration: '1:20', peer: '—' }, 'an inbound leg: who calls')
+    t.same(rows[1], { uuid: 'a', who: 'alice', user: 'user 1', endUser: '—', direction: 'outbound', state: 'answered', recording: true, duration: '1:14', peer: '0311112222' }, 'an outbound user leg: the user it rings; its peer found from the other side')
+    t.same(rows[2], { uuid: 'b', who: '0311112222', user: '', endUser: 'Jane (ACME)', direction: 'outbound', state: 'ringing', recording: false, duration: '1:13', peer: 'alice' }, 'a PSTN leg: the number; duration from the offer while ringing')
+    t.same(rows[0], { uuid: 'c', who: 'bob', user: 'user 2', endUser: '—', direction: 'inbound', state: 'calling', recording: false, duration: '1:20', peer: '—' }, 'an inbound leg: who calls')
     t.equal(m.rowsOf(calls, T0 - 60_000)[1]?.duration, '0:00', 'a browser clock behind the switch shows 0:00, never a negative time')
     t.equal(m.durationText(channel({ answer_at: T0 }), T0 + 3_725_000), '1:02:05', 'hours')
     t.equal(m.durationText(channel({ answer_at: T0, hangup_at: T0 + 9_000 }), T0 + 60_000), '0:09', 'a hung-up leg stops counting')

@@ -9,10 +9,10 @@
 /** @typedef {{ uuid: string, direction: string | null, peer_location: string, calling_name: string | null,
  *   calling_number: string | null, called_number: string | null, offer_at: number, answer_at: number | null,
  *   hangup_at: number | null, other_uuid: string | null, user_id: string | null, state: string,
- *   end_user: Record<string, string> | null }} Channel */
+ *   end_user: Record<string, string> | null, recording?: boolean }} Channel */
 
 /** @typedef {{ uuid: string, who: string, user: string, endUser: string, direction: string, state: string,
- *   duration: string, peer: string }} Row */
+ *   recording: boolean, duration: string, peer: string }} Row */
 
 const NONE = '—'
 
@@ -119,6 +119,7 @@ export function rowsOf(calls, nowMs) {
     endUser: endUserText(ch.end_user),
     direction: ch.direction ?? NONE,
     state: ch.state,
+    recording: ch.recording === true,
     duration: durationText(ch, nowMs),
     peer: peerOf(ch, calls.channels),
   }))

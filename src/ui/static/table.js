@@ -56,7 +56,12 @@ export class CallsTable {
       } else if (column === 'state') {
         const badge = document.createElement('span')
         badge.className = 'state'
-        cell.append(badge)
+        // A recorded call says so beside its state (CTI's `recording`).
+        const rec = document.createElement('span')
+        rec.className = 'rec'
+        rec.textContent = 'recorded'
+        rec.hidden = true
+        cell.append(badge, rec)
       }
       cell.dataset.column = column
       tr.append(cell)
@@ -74,6 +79,8 @@ export class CallsTable {
         const badge = cell.querySelector('.state')
         setText(badge, row.state)
         if (badge.dataset.state !== row.state) badge.dataset.state = row.state
+        const rec = cell.querySelector('.rec')
+        if (rec.hidden === row.recording) rec.hidden = !row.recording
       } else {
         setText(cell, row[column])
       }
