@@ -10,6 +10,7 @@
  * At about 400 lines it is longer than a module should be, on purpose: the list is read top to
  * bottom as the start order, and cutting it into files would scatter the one place it is written.
  */
+import { join } from 'node:path'
 import { ConfigStore } from './runtime/store.js'
 import type { Logger } from './util/logger.js'
 import { createStdoutLogger } from './util/logger.js'
@@ -25,6 +26,13 @@ import { createChannelModel } from './channels/index.js'
 import { createEngine } from './origination/engine.js'
 import { CallbackDispatcher } from './callbacks/dispatcher.js'
 import { journalDirOf, openJournal } from './journal/index.js'
+import { recordingDirOf } from './config/recording-dir.js'
+import { followRecordings } from './recording/follow.js'
+import { followTickets } from './callbacks/tickets.js'
+import { followStatusEvents } from './callbacks/status-events.js'
+import * as commands from './pbx/commands.js'
+import { systemClock } from './util/clock.js'
+import { openRecordingStore } from './recording/store.js'
 import { xmlCurlListener } from './xmlcurl/listener.js'
 import { originOf, xmlCurlPathOf } from './config/endpoints.js'
 import { errorBody, statusOf } from './api/errors.js'
@@ -60,6 +68,11 @@ export interface DaemonOptions {
   simulatorTimeScale?: number
   /** The journal's folder instead of `journal.dir` (tests and the demo: a folder of their own). */
   journalDir?: string
+  /**
+   * The recordings' folder instead of `recording.dir`. Absent with `journalDir` given and no
+   * `recording.dir`: `recordings` inside that journal folder (a run's own, like the journal).
+   */
+  recordingDir?: string
 }
 
 export interface Daemon {
@@ -88,8 +101,8 @@ const NO_CALLBACKS: CallbackFigures = { queued: 0, inFlight: 0, oldestPendingAt:
  * the graceful stop (SIGTERM; deploy/systemd/cod.service and cli/start.ts give its bounds): no new
  * API request, CTI closed, IVR legs ended, ringing calls cancelled and reported, callbacks
  * flushed (10 s), the cluster left, the outbound transports, the channel model, the ESL link, the
- * simulator and the metrics closed, then the listeners and last the journal, which nothing writes
- * once the listeners are closed.
+ * simulator and the metrics closed, then the listeners, the recordings' hourly sweep, and last the
+ * journal, which nothing writes once the listeners are closed.
  */
 function daemonParts({ opts, store, logger }: { opts: DaemonOptions; store: ConfigStore; logger: Logger }) {
   const cfg = store.current().config.daemon
@@ -113,6 +126,25 @@ function daemonParts({ opts, store, logger }: { opts: DaemonOptions; store: Conf
         if (!journaled.ok) return err([`journal: ${journaled.error}`])
         const journal = journaled.value
         return ok({ offers: { journal }, stop: () => journal.close() })
+      })
+      // The recordings on disk (docs/recording.md): their folder made or the start stops, the records
+      // read back, the retention sweep run now and every hour until the stop.
+      .then('recordings', async () => {
+        // A journal folder of a test's or the demo's own holds their recordings too (in `recordings`
+        // inside it), so that a run never shares them with another and they go with that folder.
+        const dir =
+          opts.recordingDir ??
+          (opts.journalDir !== undefined && cfg.recording.dir === undefined
+            ? join(opts.journalDir, 'recordings')
+            : recordingDirOf(opts.configFile, cfg.recording.dir, journalDirOf(opts.configFile, cfg.journal.dir)))
+        const opened = await openRecordingStore({
+          dir,
+          logger: logger.child({ part: 'recordings' }),
+          retentionDaysOf: (domain) => store.current().directory.domain(domain)?.config.recording.retention_days,
+        })
+        if (!opened.ok) return err([`recording.dir: ${opened.error}`])
+        const recordings = opened.value
+        return ok({ offers: { recordings }, stop: () => recordings.close() })
       })
       // Two listeners (docs/deploy.md "Listeners"): the API's, and FreeSWITCH's documents on their own
       // (loopback by default: the directory holds every SIP password). Both listen before the parts
@@ -142,7 +174,7 @@ function daemonParts({ opts, store, logger }: { opts: DaemonOptions; store: Conf
       // such); but they read parts made after the link (channels, callbacks). Those parts bind their
       // readings into these ports as they start; no scrape can come earlier, as the API serves only
       // once the last part started.
-      .then('metrics', ({ journal }) => {
+      .then('metrics', ({ journal, recordings }) => {
         const readings = {
           liveChannels: forwardPort((): ReadonlyMap<string, number> => new Map()),
           eslConnected: forwardPort(() => false),
@@ -159,6 +191,7 @@ function daemonParts({ opts, store, logger }: { opts: DaemonOptions; store: Conf
               const j = journal.stats()
               return { bytes: j.segmentBytes, deadLetters: j.deadLetters, pendingResults: j.pendingResults, openRequests: j.openRequests, writeErrors: j.writeErrors }
             },
+            recordings: () => recordings.stats(),
           },
         })
         return ok({ offers: { metrics, readings }, stop: () => metrics.close() })
@@ -244,7 +277,13 @@ function daemonParts({ opts, store, logger }: { opts: DaemonOptions; store: Conf
       .then('callbacks', async ({ callbackTransport, resultJournal, cluster, readings }) => {
         const callbacks = new CallbackDispatcher({
           settings: () => store.current().config.daemon.callbacks,
-          secretFor: (domain) => store.current().directory.domain(domain)?.config.callback_secret,
+          // Notices of a group's ticket_webhook name their signer (callbacks/tickets.ts); everything else is the domain's.
+          secretFor: (domain, signer) => {
+            const dom = store.current().directory.domain(domain)
+            if (signer === undefined) return dom?.config.callback_secret
+            const group = signer.startsWith('ticket:') ? dom?.groupsBy('group_name', signer.slice('ticket:'.length))[0] : undefined
+            return group?.ticket_webhook?.secret
+          },
           // The one outbound transport with callbacks.allow: every attempt's address is checked.
           transport: callbackTransport,
           journal: resultJournal,
@@ -295,6 +334,70 @@ function daemonParts({ opts, store, logger }: { opts: DaemonOptions; store: Conf
         // Calls still ringing are cancelled and reported (up to 2 s).
         return ok({ offers: { engine, idempotency }, stop: () => engine.close() })
       })
+      // Recordings as FreeSWITCH reports them (RECORD_START/STOP, a refused write), kept in the store
+      // and POSTed to their callback (src/recording/follow.ts). Stopped before the engine.
+      .then('recording follower', ({ pbx, engine, callbacks, recordings }) => {
+        const follower = followRecordings({
+          store: recordings,
+          onEvent: (l) => pbx.onEvent(l),
+          onAccepted: (l) => engine.onAccepted(l),
+          domainCallbackUrl: (domain) => store.current().directory.domain(domain)?.config.recording.callback_url,
+          notify: (domain, url, body, meta) => void callbacks.notify(domain, url, body, meta),
+          logger: logger.child({ part: 'recordings' }),
+        })
+        // Records an earlier run left `recording`: settled once FreeSWITCH says their leg is gone
+        // (asked every 5 s while it cannot be asked or a leg still lives, for at most an hour).
+        const legExists = async (uuid: string): Promise<boolean | undefined> => {
+          const cmd = commands.uuidExists(uuid)
+          if (!cmd.ok || !pbx.isConnected()) return cmd.ok ? undefined : false
+          const r = await pbx.api(cmd.value, cfg.freeswitch.command_timeout_ms)
+          return r.ok ? r.value.trim() === 'true' : undefined
+        }
+        let tries = 0
+        let stopped = false
+        let stopSettling: () => void = () => undefined
+        const settle = (): void => {
+          void follower.settleUnfinished(legExists).then((left) => {
+            if (left > 0 && ++tries < 720 && !stopped) stopSettling = systemClock.after(5000, settle)
+          })
+        }
+        stopSettling = systemClock.after(0, settle)
+        return ok({
+          offers: { follower },
+          stop: () => {
+            stopped = true
+            stopSettling()
+            follower.close()
+          },
+        })
+      })
+      // A group's ticketing system hears of each call made for the group (callbacks/tickets.ts), and a
+      // request's status_callback_url of its call's life (callbacks/status-events.ts).
+      .then('call notices', ({ engine, channels, callbacks }) => {
+        const tickets = followTickets({
+          onAccepted: (l) => engine.onAccepted(l),
+          onOutcome: (l) => engine.onOutcome(l),
+          channels,
+          webhookOf: (domain, groupName) => store.current().directory.domain(domain)?.groupsBy('group_name', groupName)[0]?.ticket_webhook?.url,
+          notify: (domain, url, body, meta) => void callbacks.notify(domain, url, body, meta),
+          logger: logger.child({ part: 'tickets' }),
+        })
+        // A request's status events (callbacks/status-events.ts), from the same channel model.
+        const status = followStatusEvents({
+          onAccepted: (l) => engine.onAccepted(l),
+          onOutcome: (l) => engine.onOutcome(l),
+          channels,
+          notify: (domain, url, body, meta) => void callbacks.notify(domain, url, body, meta),
+          logger: logger.child({ part: 'status-events' }),
+        })
+        return ok({
+          offers: {},
+          stop: () => {
+            tickets.close()
+            status.close()
+          },
+        })
+      })
       // Parked legs run their IVR documents; a Transfer asks the engine's gate. Ended before the engine:
       // a leg not bridged to anyone is hung up (a bridged one is left to FreeSWITCH).
       .then('ivr', ({ ivrTransport, metrics, pbx, engine }) => {
@@ -311,7 +414,7 @@ function daemonParts({ opts, store, logger }: { opts: DaemonOptions; store: Conf
         return ok({ offers: { cti, throttle }, stop: () => cti.close() })
       })
       // FreeSWITCH's documents, served on the xml_curl listener (closed with it: 'xml_curl listener').
-      .then('xml_curl documents', ({ xmlCurlServer, ivr, engine, metrics }) => {
+      .then('xml_curl documents', ({ xmlCurlServer, ivr, engine, metrics, recordings, follower }) => {
         // Its own throttle (same http.auth_throttle settings, its own counts): a local API client
         // guessing tokens must not lock FreeSWITCH out of its documents.
         const xmlCurlThrottle = new AuthThrottle(() => store.current().config.daemon.http.auth_throttle, logger.child({ part: 'xml_curl-auth-throttle' }))
@@ -321,6 +424,11 @@ function daemonParts({ opts, store, logger }: { opts: DaemonOptions; store: Conf
           ivr,
           // The dialplan bridges a request's destination only while the engine holds channels for it.
           bridgeGate: engine,
+          // Answered legs that carry a recording id record into the store's folder (xmlcurl/recording.ts).
+          recording: {
+            recordingFile: (domain, id) => recordings.recordingFile(domain, id),
+            recordingRefused: (domain, id, reason) => follower.refused(domain, id, reason),
+          },
           onAnswer: (a) => metrics.xmlCurl(a),
           guard: {
             blocked: (address) => {
@@ -334,7 +442,7 @@ function daemonParts({ opts, store, logger }: { opts: DaemonOptions; store: Conf
         return ok({ offers: {} })
       })
       // The API, CTI's WebSocket upgrade included, on the API listener: served last, stopped first.
-      .then('api', ({ server, apiListener, engine, ivr, pbx, resultJournal, idempotency, metrics, cluster, cti, throttle, ui }) => {
+      .then('api', ({ server, apiListener, engine, ivr, pbx, resultJournal, idempotency, metrics, cluster, cti, throttle, ui, recordings }) => {
         const app = createApp({
           runtime,
           throttle,
@@ -343,6 +451,8 @@ function daemonParts({ opts, store, logger }: { opts: DaemonOptions; store: Conf
           health: pbx,
           journal: resultJournal,
           idempotency,
+          recordings,
+          calls: cti.calls,
           logger: logger.child({ part: 'api' }),
           onRequest: (r) => metrics.request(r),
           ...(cluster !== undefined ? { forwardUnregistered: cluster.forwardUnregistered } : {}),

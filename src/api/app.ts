@@ -25,6 +25,8 @@ import { IDEMPOTENCY_HEADER, IdempotencyStore, parseIdempotencyKey, REPLAYED_HEA
 import { OPERATIONS } from './operations/index.js'
 import { apiErrorOfRefusal } from './refusals.js'
 import { openApiRouter } from './openapi/router.js'
+import { recordingsRouter, type RecordingReader } from './recordings/routes.js'
+import { callsRouter, type LiveCalls } from './calls/routes.js'
 import { callbackUrlRefusal } from './schema/url.js'
 import { authThrottleMiddleware, type AuthThrottle } from './throttle.js'
 import { placedReply } from './unsettled-intents.js'
@@ -39,6 +41,10 @@ export interface AppDeps {
   journal?: Pick<Journal, 'accepted'>
   /** Idempotency-Key replies (idempotency.ts), loaded from the journal at start; an empty one by default. */
   idempotency?: IdempotencyStore
+  /** The recordings on disk (src/recording/), served under {prefix}/recordings; absent only in API-alone tests (the routes then answer 404). */
+  recordings?: RecordingReader
+  /** The live calls (cti/live-calls.ts), served under {prefix}/calls; absent only in API-alone tests (the routes then answer 404). */
+  calls?: LiveCalls
   /** Extra routers mounted as they are (CTI tickets...), outside the API auth, behind the throttle. */
   routers?: Router[]
   /**
@@ -227,8 +233,17 @@ export function createApp(deps: AppDeps): Koa {
         const plan = OPERATIONS[operation](body.value, domain.value, info.requestId)
         if (!plan.ok) return fail(ctx, plan.error)
         // A callback_url naming a refused address (loopback, private, metadata...) is refused now, before anything is originated.
-        const refusedCallback = callbackUrlRefusal(plan.value.callbackUrl, allowListOf(runtime.config.daemon.callbacks.allow))
+        const allow = allowListOf(runtime.config.daemon.callbacks.allow)
+        const refusedCallback = callbackUrlRefusal(plan.value.callbackUrl, allow)
         if (refusedCallback !== undefined) return fail(ctx, refusedCallback)
+        // The same for the request's recording_callback_url (the domain's own recording.callback_url is the operator's: judged at delivery).
+        const recordingCallback = plan.value.recording?.callbackUrl
+        const refusedRecordingCallback =
+          recordingCallback !== domain.value.config.recording.callback_url ? callbackUrlRefusal(recordingCallback, allow, 'recording_callback_url') : undefined
+        if (refusedRecordingCallback !== undefined) return fail(ctx, refusedRecordingCallback)
+        // And its status_callback_url (docs/events.md).
+        const refusedStatusCallback = callbackUrlRefusal(plan.value.status?.url, allow, 'status_callback_url')
+        if (refusedStatusCallback !== undefined) return fail(ctx, refusedStatusCallback)
         const originateStart = process.hrtime.bigint()
         // The key goes with the plan into the journal's write-ahead record (origination/intents.ts).
         const placing = key.value === undefined ? plan.value : { ...plan.value, idempotency: { key: key.value, bodyDigest: digest } }
@@ -280,10 +295,35 @@ export function createApp(deps: AppDeps): Koa {
     })
   }
 
+  // The recordings (api/recordings/): the domain's token, like the operations.
+  const recordings =
+    deps.recordings === undefined
+      ? undefined
+      : recordingsRouter({
+          prefix: deps.runtime().config.daemon.http.prefix,
+          runtime: deps.runtime,
+          recordings: deps.recordings,
+          fail,
+          authenticated: (ctx, domain) => (infoOf(ctx).domain = domain),
+        })
+
+  // The live calls (api/calls/): the domain's token, like the operations.
+  const calls =
+    deps.calls === undefined
+      ? undefined
+      : callsRouter({
+          prefix: deps.runtime().config.daemon.http.prefix,
+          runtime: deps.runtime,
+          calls: deps.calls,
+          readBody,
+          fail,
+          authenticated: (ctx, domain) => (infoOf(ctx).domain = domain),
+        })
+
   // The OpenAPI document is built here, once (api/openapi/).
   const openapi = openApiRouter(deps.runtime().config.daemon.http.prefix)
   const publicRouters: Router[] = [health, openapi, ...(deps.publicRouters ?? [])]
-  const routers: Router[] = [...publicRouters, api, ...(deps.routers ?? [])]
+  const routers: Router[] = [...publicRouters, api, ...(recordings !== undefined ? [recordings] : []), ...(calls !== undefined ? [calls] : []), ...(deps.routers ?? [])]
 
   /** Nothing answered: 405 (with Allow) when some route has this path, else 404. */
   const unmatched = (ctx: Context): void => {
@@ -350,6 +390,8 @@ export function createApp(deps: AppDeps): Koa {
   if (deps.throttle !== undefined) app.use(authThrottleMiddleware(deps.throttle, fail))
   for (const router of deps.routers ?? []) app.use(router.routes())
   app.use(api.routes())
+  if (recordings !== undefined) app.use(recordings.routes())
+  if (calls !== undefined) app.use(calls.routes())
 
   // Errors Koa sees itself (a client that went away while the reply streamed) go to our log, not stderr.
   app.on('error', (e: unknown) => deps.logger.warn({ err: e }, 'http response error'))

@@ -11,11 +11,17 @@ export const ERROR_STATUS = {
   invalid_xml: 400,
   destination_not_allowed: 400,
   privilege_required: 403,
+  /** The recording policy refuses the request's `record` (src/recording/policy.ts). */
+  recording_not_allowed: 403,
   /** No such path (not a parameter problem): the reply to a URL that names no endpoint. */
   not_found: 404,
   user_not_found: 404,
   group_not_found: 404,
   destination_not_found: 404,
+  /** No recording of this domain has that id (another domain's answers the same). */
+  recording_not_found: 404,
+  /** No live channel of this domain has that UUID (another domain's answers the same: api/calls/). */
+  channel_not_found: 404,
   /** The path exists but not with this HTTP method (the reply carries an `Allow` header). */
   method_not_allowed: 405,
   user_not_registered: 409,
@@ -24,10 +30,14 @@ export const ERROR_STATUS = {
   idempotency_key_reused: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  /** A Range of a recording's audio that starts beyond its end (the reply carries `Content-Range: bytes *\/size`). */
+  range_not_satisfiable: 416,
   channel_limit_reached: 429,
   /** The client address failed authentication too often (api/throttle.ts); the reply carries `Retry-After`. */
   too_many_requests: 429,
   internal_error: 500,
+  /** FreeSWITCH refused a command on a live channel (api/calls/): its answer is in the description. */
+  command_failed: 502,
   pbx_unavailable: 503,
   /** A node of a cluster cannot reach Redis, so it cannot check the shared channel limit (docs/cluster.md). */
   cluster_unavailable: 503,

@@ -56,6 +56,32 @@ export const simBehaviourSchema = z
   })
 export type SimBehaviour = z.infer<typeof simBehaviourSchema>
 
+/**
+ * Call recording (issue 28, docs/recording.md). A domain always has a policy (default: never,
+ * 30 days); a group or a user may have one of its own, absent meaning "the next less specific
+ * one applies" (src/recording/policy.ts says which wins).
+ */
+export const RECORDING_MODES = ['never', 'always', 'on_request'] as const
+export type RecordingMode = (typeof RECORDING_MODES)[number]
+const recordingMode = z.enum(RECORDING_MODES, 'must be "never", "always" or "on_request"')
+const retentionDays = z.number('must be a whole number of days from 1 to 3650').int('must be a whole number of days from 1 to 3650').min(1, 'must be a whole number of days from 1 to 3650').max(3650, 'must be a whole number of days from 1 to 3650')
+const domainRecordingSchema = z
+  .strictObject({
+    mode: recordingMode.default('never'),
+    /** Recordings older than this are deleted, file and record (src/recording/retention.ts). */
+    retention_days: retentionDays.default(30),
+    /** Where finished recordings' records are POSTed when a request names no recording_callback_url. */
+    callback_url: httpUrl.optional(),
+  })
+  .prefault({})
+/** A group's or a user's own policy: the mode is what it is for; retention_days absent = the domain's. */
+const ownRecordingSchema = z.strictObject({
+  mode: recordingMode,
+  retention_days: retentionDays.optional(),
+})
+export type DomainRecordingConfig = z.infer<typeof domainRecordingSchema>
+export type OwnRecordingConfig = z.infer<typeof ownRecordingSchema>
+
 const userSchema = z.strictObject({
   id,
   name,
@@ -65,6 +91,16 @@ const userSchema = z.strictObject({
   email: z.email('must be an e-mail address').max(254).optional(),
   password: z.string().regex(/^[\x21-\x7e]{4,128}$/, 'must be 4-128 printable ASCII characters without spaces'),
   sim: z.strictObject({ terminals: z.array(simBehaviourSchema).max(16) }).optional(),
+  recording: ownRecordingSchema.optional(),
+})
+
+/**
+ * A group's ticketing integration (issue 28 item 5, docs/recording.md "Ticketing"): every call made
+ * for the group is told to this URL (call.started, call.answered, call.ended), signed with `secret`.
+ */
+const ticketWebhookSchema = z.strictObject({
+  url: httpUrl,
+  secret: z.string().min(16, 'must be at least 16 characters').max(256),
 })
 
 const groupSchema = z.strictObject({
@@ -78,6 +114,8 @@ const groupSchema = z.strictObject({
   members: z.array(z.string()).max(500),
   answer_timeout: seconds(3600).default(60),
   member_answer_timeout: seconds(3600).default(15),
+  recording: ownRecordingSchema.optional(),
+  ticket_webhook: ticketWebhookSchema.optional(),
 })
 
 const extensionSchema = z.strictObject({
@@ -98,6 +136,12 @@ export const domainSchema = z.strictObject({
    * leg before that leg is hung up NO_ANSWER (the dialplan's call_timeout). Groups use their own.
    */
   destination_timeout: z.number().int().min(1).max(3600).default(60),
+  /**
+   * Issue 29: the longest a call of this domain may last once its originating leg answered,
+   * seconds (1 to 86400), unless a request's time_limit is shorter; a request asking for more is
+   * refused (api/call-limits.ts). Absent: no limit of the domain's.
+   */
+  max_call_seconds: seconds(86_400).optional(),
   gateway: name,
   calling_numbers: z.array(pstn).default([]),
   callback_secret: z.string().min(16, 'must be at least 16 characters').max(256).optional(),
@@ -116,6 +160,7 @@ export const domainSchema = z.strictObject({
   users: z.array(userSchema).default([]),
   groups: z.array(groupSchema).default([]),
   extensions: z.array(extensionSchema).default([]),
+  recording: domainRecordingSchema,
   sim: z
     .strictObject({
       pstn: z.record(z.string(), simBehaviourSchema).default({}),
@@ -238,6 +283,12 @@ export const daemonSchema = z.strictObject({
       dir: z.string().min(1).optional(),
       /** false only to measure the journal's cost (bench/): a crash then loses pending results. */
       enabled: z.boolean().default(true),
+    })
+    .prefault({}),
+  recording: z
+    .strictObject({
+      /** Folder of the recordings (src/recording/); relative to daemon.yaml's folder. Default: `recordings` beside the journal's folder. */
+      dir: z.string().min(1).optional(),
     })
     .prefault({}),
   hunt: z

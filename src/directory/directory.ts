@@ -3,11 +3,14 @@
  * the dialplan and the directory documents make. Every lookup is scoped to one domain, so a
  * token of domain A can never name a record of domain B.
  */
-import { isPstnNumber, type DomainConfig, type ExtensionConfig, type GroupConfig, type UserConfig } from '../config/schema.js'
+import { isPstnNumber, type DomainConfig, type DomainRecordingConfig, type ExtensionConfig, type GroupConfig, type OwnRecordingConfig, type UserConfig } from '../config/schema.js'
 
 export type User = UserConfig
 export type Group = GroupConfig
 export type Extension = ExtensionConfig
+/** A domain's recording policy (always there: defaults never, 30 days) and a group's or user's own (optional). */
+export type DomainRecording = DomainRecordingConfig
+export type OwnRecording = OwnRecordingConfig
 
 export const USER_KEYS = ['user_id', 'user_name', 'user_label', 'user_extension', 'user_did', 'user_email'] as const
 export type UserKey = (typeof USER_KEYS)[number]

@@ -2,12 +2,13 @@
  * From a plan to the originate FreeSWITCH gets (pure): the channel variables every leg carries
  * (pbx/channel-vars.ts: request, domain, operation, role, destination, group context,
  * end_user, auto-answer), caller id, and the route the answered leg runs
- * (`cod_route XML <domain>`: the daemon's dialplan connects it to the destination).
+ * (`cod_route XML <domain>`: the daemon's dialplan connects it to the destination), and what
+ * FreeSWITCH does on the answer itself (the time limit, DTMF to send).
  */
 import type { DomainDirectory, Group } from '../directory/directory.js'
 import { CHANNEL_VARS, ROUTE_EXTENSION } from '../pbx/channel-vars.js'
 import * as commands from '../pbx/commands.js'
-import type { Endpoint, OriginateLeg } from '../pbx/commands.js'
+import type { Endpoint, OnAnswer, OriginateLeg } from '../pbx/commands.js'
 import type { EndUser } from '../pbx/end-user.js'
 import { legRecordSlot } from '../pbx/leg-record.js'
 import type { OriginationPlan } from './plan.js'
@@ -58,6 +59,21 @@ const callerIdNumberOf = (plan: OriginationPlan, dom: DomainDirectory): string |
   return n !== undefined && commands.PATTERNS.number.test(n) ? n : undefined
 }
 
+/**
+ * What FreeSWITCH does itself when the originating leg answers (pbx/commands.ts OnAnswer): hang it
+ * up after the plan's time limit, send its DTMF. Set on every leg of the attempt: only the one
+ * that answers runs them (the others never answer).
+ */
+const onAnswerOf = (plan: OriginationPlan): { onAnswer?: OnAnswer } =>
+  plan.timeLimitSec === undefined && plan.sendDigits === undefined
+    ? {}
+    : {
+        onAnswer: {
+          ...(plan.timeLimitSec !== undefined ? { hangupAfterSec: plan.timeLimitSec } : {}),
+          ...(plan.sendDigits !== undefined ? { sendDigits: plan.sendDigits } : {}),
+        },
+      }
+
 export const groupOf = (plan: OriginationPlan): Group | undefined =>
   plan.originator.kind === 'group' ? plan.originator.group : plan.groupContext
 
@@ -86,6 +102,8 @@ export const buildOriginate = (
     vars[CHANNEL_VARS.endUser] = commands.encodeEndUser(endUser)
   }
   if (plan.originator.kind === 'user' && plan.originator.autoAnswer) vars[CHANNEL_VARS.autoAnswer] = 'true'
+  // The daemon's dialplan records the answered leg's conversation under this id (xmlcurl/recording.ts).
+  if (plan.recording !== undefined) vars[CHANNEL_VARS.recordingId] = plan.recording.id
   const callerIdNumber = dom !== undefined ? callerIdNumberOf(plan, dom) : undefined
   const originateLegs: OriginateLeg[] = legs.map((l) => ({
     uuid: l.uuid,
@@ -102,5 +120,6 @@ export const buildOriginate = (
     ...(callerIdNumber !== undefined ? { callerIdNumber } : {}),
     timeoutSec,
     target: { kind: 'dialplan', extension: ROUTE_EXTENSION, context: domainName },
+    ...onAnswerOf(plan),
   })
 }

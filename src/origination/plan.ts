@@ -11,6 +11,10 @@ import type { EndUser } from '../pbx/end-user.js'
 import type { Result } from '../util/result.js'
 import type { OriginationRefusal } from './refusal.js'
 
+/** The status events a request may ask for, in the order a call goes through them. */
+export const STATUS_EVENTS = ['initiated', 'ringing', 'answered', 'bridged', 'completed'] as const
+export type StatusEventName = (typeof STATUS_EVENTS)[number]
+
 /** The operation of a plan (the API's four), stamped on its legs as `cod_operation`. */
 export type { Operation }
 
@@ -53,6 +57,25 @@ export interface OriginationPlan {
   readonly groupContext?: Group
   /** end_user of the PSTN party (target or destination), for CTI and channel variables. */
   readonly endUser?: EndUser
+  /**
+   * Issue 28: this call is recorded (the API asked the policy, src/recording/policy.ts). `id` is a
+   * fresh UUID, the recording's name on disk (src/recording/store.ts); `callbackUrl`, where the
+   * finished recording's record is POSTed (the request's recording_callback_url, else the
+   * domain's recording.callback_url); `retentionDays`, how long it is kept (the policy's).
+   */
+  readonly recording?: { readonly id: string; readonly callbackUrl?: string; readonly retentionDays?: number }
+  /**
+   * Issue 29: seconds the call may last once the originating leg answered (the request's
+   * time_limit, else the domain's max_call_seconds); FreeSWITCH hangs that leg up ALLOTTED_TIMEOUT.
+   */
+  readonly timeLimitSec?: number
+  /** Issue 29: DTMF sent to the originating leg right after it answers (`0-9*#A-DwW`, 1 to 64). */
+  readonly sendDigits?: string
+  /**
+   * Issue 29: where the call's status events go (status_callback_url) and which of them
+   * (status_events; all when the request did not say): src/callbacks/status-events.ts.
+   */
+  readonly status?: { readonly url: string; readonly events: readonly StatusEventName[] }
   /** The request's Idempotency-Key and body digest, kept with its intent (intents.ts) so a crash keeps the key. */
   readonly idempotency?: { readonly key: string; readonly bodyDigest: string }
 }

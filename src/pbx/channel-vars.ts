@@ -38,6 +38,12 @@ export const CHANNEL_VARS = {
   endUser: 'cod_end_user',
   /** "true" when SIP auto-answer headers were requested */
   autoAnswer: 'cod_auto_answer',
+  /**
+   * The recording of this call (a UUID the daemon made, src/recording/id.ts): on the answered
+   * leg, the dialplan arms FreeSWITCH's record_session on `<recording.dir>/<domain>/<id>.wav`
+   * (src/xmlcurl/recording.ts, docs/recording.md "How FreeSWITCH records").
+   */
+  recordingId: 'cod_recording_id',
 } as const
 
 /** The API operation that placed a leg: the values of `cod_operation`. */

@@ -128,9 +128,9 @@ async function takenPort(): Promise<{ port: number; server: Server }> {
   return { port: address.port, server }
 }
 
-const DAEMON_PARTS = ['ui', 'journal', 'api listener', 'xml_curl listener', 'metrics', 'simulator', 'pbx', 'channels', 'outbound transports', 'cluster', 'callbacks', 'engine', 'ivr', 'cti', 'xml_curl documents', 'api']
+const DAEMON_PARTS = ['ui', 'journal', 'recordings', 'api listener', 'xml_curl listener', 'metrics', 'simulator', 'pbx', 'channels', 'outbound transports', 'cluster', 'callbacks', 'engine', 'recording follower', 'call notices', 'ivr', 'cti', 'xml_curl documents', 'api']
 // Parts with nothing to undo (ui, the cluster without a `cluster` section, xml_curl documents: its listener closes it).
-const STOPPED = ['api', 'cti', 'ivr', 'engine', 'callbacks', 'outbound transports', 'channels', 'pbx', 'simulator', 'metrics', 'xml_curl listener', 'api listener', 'journal']
+const STOPPED = ['api', 'cti', 'ivr', 'call notices', 'recording follower', 'engine', 'callbacks', 'outbound transports', 'channels', 'pbx', 'simulator', 'metrics', 'xml_curl listener', 'api listener', 'recordings', 'journal']
 
 t.test('the daemon starts its parts in the written order and stops them in the reverse', async (t) => {
   const log = partLog()
@@ -151,8 +151,8 @@ t.test('a start refused half-way (xml_curl port taken) stops what it started, la
   const refused = await startDaemon({ configFile: 'conf/daemon.yaml', logger: log.logger, httpPort: 0, xmlCurlPort: taken.port, simulatorPort: 0, journalDir })
   t.equal(refused.ok, false)
   if (!refused.ok) t.match(refused.error.join('\n'), /^xml_curl: cannot listen on 127\.0\.0\.1:\d+: .*EADDRINUSE/)
-  t.same(log.started, ['ui', 'journal', 'api listener'])
-  t.same(log.stopped, ['api listener', 'journal'])
+  t.same(log.started, ['ui', 'journal', 'recordings', 'api listener'])
+  t.same(log.stopped, ['api listener', 'recordings', 'journal'])
   // The journal's folder was let go: the next start on it is not refused as "in use".
   const again = await startDaemon({ configFile: 'conf/daemon.yaml', logger: silentLogger(), httpPort: 0, simulatorPort: 0, journalDir })
   if (!again.ok) throw new Error(again.error.join('\n'))
@@ -165,8 +165,8 @@ t.test('a start that throws half-way (simulator port taken) stops what it starte
   const journalDir = tempDir(t, 'compose-journal')
   const log = partLog()
   await t.rejects(startDaemon({ configFile: 'conf/daemon.yaml', logger: log.logger, httpPort: 0, simulatorPort: taken.port, journalDir }), /EADDRINUSE/)
-  t.same(log.started, ['ui', 'journal', 'api listener', 'xml_curl listener', 'metrics'])
-  t.same(log.stopped, ['metrics', 'xml_curl listener', 'api listener', 'journal'])
+  t.same(log.started, ['ui', 'journal', 'recordings', 'api listener', 'xml_curl listener', 'metrics'])
+  t.same(log.stopped, ['metrics', 'xml_curl listener', 'api listener', 'recordings', 'journal'])
   const again = await startDaemon({ configFile: 'conf/daemon.yaml', logger: silentLogger(), httpPort: 0, simulatorPort: 0, journalDir })
   if (!again.ok) throw new Error(again.error.join('\n'))
   await again.value.stop()

@@ -54,6 +54,8 @@ const REFUSALS: ReadonlyArray<{ readonly id: string; readonly description?: RegE
   { id: 'invalid_parameter', description: /is not one of the calling numbers this domain may present/, why: "calling_number / ani not among the domain's calling_numbers" },
   { id: 'invalid_parameter', description: /this number belongs to the domain/, why: 'end_user details on a number the domain claims' },
   { id: 'invalid_parameter', description: /^callback_url: must not name a /, why: 'a callback_url host outside callbacks.allow' },
+  { id: 'invalid_parameter', description: /^recording_callback_url: must not name a /, why: 'a recording_callback_url host outside callbacks.allow' },
+  { id: 'recording_not_allowed', why: 'record against the recording mode that applies (issue 28)' },
 ]
 
 /** Records of conf/domains/example.test.yaml, mixed into the generated values so that lookups succeed too. */
@@ -69,6 +71,7 @@ const HINTS = (callbackUrl: string): Record<string, readonly unknown[]> => ({
   calling_number: ['0501230000'],
   ani: ['0501230001'],
   callback_url: [callbackUrl],
+  recording_callback_url: [callbackUrl],
   uri: ['/api/ws_cti?app_name=crm&user_name=alice'],
 })
 

@@ -11,6 +11,9 @@ import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import { FS_SH, startAppServer, laneConfig, startRealWorld, startSimWorld, waitUntil, type AppServer, type RealWorld, type World } from './world.js'
 import { runScenario, scenarios } from './scenarios.js'
+import { callsOverHttp } from './calls-http.js'
+import { recordedCalls } from './recording.js'
+import { statusEvents } from './status-events.js'
 import type { Trace } from './trace.js'
 import { boxRegistrations, type RegistrationChange } from '../../src/pbx/box-registrations.js'
 import { connectPbx } from '../../src/pbx/connection.js'
@@ -192,6 +195,22 @@ if (!existsSync(FS_SH)) {
       }
     })
   }
+
+  // Issue 28 (recording.ts): calls recorded by FreeSWITCH, fetched through the API (real switch only).
+  t.test('issue 28: recorded calls', async (t) => {
+    await recordedCalls(t, real)
+  })
+
+  // Issue 29 item 1 (status-events.ts): a call's status events, billsec as FreeSWITCH's own.
+  t.test('issue 29: status events, billsec as FreeSWITCH counts it', async (t) => {
+    await statusEvents(t, real)
+  })
+
+  // Issue 29 (calls-http.ts): the live calls over HTTP, time_limit and send_digits on the real
+  // switch; before D1, which ends it.
+  t.test('issue 29: live calls over HTTP, time_limit and send_digits', async (t) => {
+    await callsOverHttp(t, real, esl)
+  })
 
   // D1, last because it ends the real switch: from FreeSWITCH's shutdown notice (its SHUTDOWN
   // event, ~0.7 s after `fsctl shutdown`: test/fixtures/freeswitch/esl/26-fsctl-shutdown.txt) the

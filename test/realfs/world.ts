@@ -146,6 +146,8 @@ interface LaneConfig {
 const laneDomain = (y: string): string =>
   y
     .replace('channel_limit: 20', 'channel_limit: 4\ndestination_timeout: 4')
+    // A group that never records (test/realfs/recording.ts).
+    .replace('answer_timeout: 45, member_answer_timeout: 10 }', 'answer_timeout: 45, member_answer_timeout: 10,\n      recording: { mode: never } }')
     .replace(
       'groups:\n',
       '  - { id: "5", name: erin, label: Erin, extension: "1005", password: erin-sip-secret,\n      sim: { terminals: [ { behaviour: no_answer } ] } }\ngroups:\n',

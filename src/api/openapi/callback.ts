@@ -64,7 +64,9 @@ const header = (name: string, required: boolean, description: string, schema: Js
   schema,
 })
 
-/** The header parameters of every attempt (lower-case on the wire, as Node sends them). */
+/** The header parameters of every attempt (lower-case on the wire, as Node sends them); notices.ts adds its own. */
+export const callbackHeaders = (): readonly JsonObject[] => CALLBACK_HEADERS
+
 const CALLBACK_HEADERS: readonly JsonObject[] = [
   header('Content-Type', true, 'Always `application/json`.', { type: 'string', const: 'application/json' }),
   header('User-Agent', true, 'The daemon and its version.', { type: 'string' }),

@@ -11,9 +11,12 @@ import type { Operation } from '../../origination/plan.js'
 import { IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_PATTERN, REPLAYED_HEADER } from '../idempotency.js'
 import { REQUEST_SCHEMAS } from '../operations/index.js'
 import { callbackBodySchema, callbackPathItem } from './callback.js'
+import { noticePathItems, noticeSchemas } from './notices.js'
 import { domainRulesText } from './domain-rules.js'
 import { ALL_ERROR_IDS, LISTENER_ERROR_IDS, errorCatalogueSchema, errorResponses } from './errors.js'
 import { ref, type JsonObject } from './json.js'
+import { recordingPaths, recordingSchemas, RECORDING_ROUTE_ERROR_IDS } from './recordings.js'
+import { callPaths, callSchemas, CALL_ROUTE_ERROR_IDS } from './calls.js'
 import { hasCallbackUrl, requestSchemaName, requestSchemas } from './requests.js'
 import type { ApiErrorId } from '../errors.js'
 
@@ -23,8 +26,10 @@ import type { ApiErrorId } from '../errors.js'
  */
 export const API_VERSION = '0.1.0'
 
-/** What an operation may answer: the whole catalogue but `not_found` (its path exists). */
-const OPERATION_ERROR_IDS: readonly ApiErrorId[] = ALL_ERROR_IDS.filter((id) => id !== 'not_found')
+/** What an operation may answer: the whole catalogue but `not_found` (its path exists) and what only the recordings and live calls routes answer. */
+const OPERATION_ERROR_IDS: readonly ApiErrorId[] = ALL_ERROR_IDS.filter(
+  (id) => id !== 'not_found' && !RECORDING_ROUTE_ERROR_IDS.includes(id) && !CALL_ROUTE_ERROR_IDS.includes(id),
+)
 
 /** What gen_ws_ticket may answer (docs/cti.md "Tickets"). */
 const TICKET_ERROR_IDS: readonly ApiErrorId[] = [
@@ -91,6 +96,8 @@ export function buildOpenApiDocument(opts: { readonly prefix: string }): JsonObj
       },
     },
   }
+  Object.assign(paths, recordingPaths(opts.prefix))
+  Object.assign(paths, callPaths(opts.prefix))
   paths[`${opts.prefix}/openapi.json`] = {
     get: {
       operationId: 'openapi',
@@ -140,10 +147,17 @@ export function buildOpenApiDocument(opts: { readonly prefix: string }): JsonObj
     tags: [
       { name: 'calls', description: 'The four operations.' },
       { name: 'cti', description: 'WebSocket CTI tickets.' },
+      { name: 'recordings', description: 'Recorded calls: records and audio (docs/recording.md).' },
+      { name: 'live calls', description: "The domain's live legs and the commands on them (docs/api.md \"Live calls\")." },
       { name: 'service', description: 'Health, metrics and this document (no authentication).' },
     ],
     paths,
-    webhooks: { resultCallback: ref('pathItems', 'ResultCallback') },
+    webhooks: {
+      resultCallback: ref('pathItems', 'ResultCallback'),
+      statusEvent: ref('pathItems', 'StatusEvent'),
+      recordingNotice: ref('pathItems', 'RecordingNotice'),
+      ticketEvent: ref('pathItems', 'TicketEvent'),
+    },
     components: {
       securitySchemes: {
         basicAuth: { type: 'http', scheme: 'basic', description: 'Username: the domain; password: one of its API tokens.' },
@@ -183,10 +197,13 @@ export function buildOpenApiDocument(opts: { readonly prefix: string }): JsonObj
           additionalProperties: false,
           properties: { result_code: { const: 0 }, ticket: { type: 'string', pattern: '^[A-Za-z0-9_-]+$' } },
         },
+        ...recordingSchemas(),
+        ...callSchemas(),
         ErrorId: errorCatalogueSchema(),
         CallbackBody: callbackBodySchema(),
+        ...noticeSchemas(),
       },
-      pathItems: { ResultCallback: callbackPathItem() },
+      pathItems: { ResultCallback: callbackPathItem(), ...noticePathItems() },
     },
   }
 }

@@ -13,6 +13,8 @@ const DESTINATION =
   'a destination name or number must name a user, group or extension of the domain, or be a PSTN number (`destination_not_found`); with end_user details (prefix or object form) it must be a number the domain does not claim (`invalid_parameter`)'
 const CALLING_NUMBER = "a calling_number must be one of the domain's calling_numbers (`invalid_parameter`)"
 const CALLBACK = 'the host of callback_url must not be an address outside `callbacks.allow` (private, loopback, link-local...) nor a localhost name (`invalid_parameter`); a host name is checked when the callback is delivered'
+const RECORDING =
+  "record must agree with the recording mode that applies (the group's for a call made for a group, else the originating user's, else the domain's): true is refused where it is never, false where it is always (`recording_not_allowed`); recording_callback_url's host follows callback_url's rule (`invalid_parameter`)"
 const CHANNELS = "the channels the call may create must fit the domain's channel_limit (`channel_limit_reached`)"
 
 /** @internal Exported for tests: test/openapi checks every operation has its rules. */
@@ -24,14 +26,16 @@ export const DOMAIN_RULES: Readonly<Record<Operation | 'gen_ws_ticket', readonly
     CALLING_NUMBER,
     `${GROUP}; group_resolver must find a group of the user (\`group_not_found\`), the same as group_* (\`ambiguous_group\`)`,
     CALLBACK,
+    RECORDING,
     CHANNELS,
   ],
-  call_group: [GROUP, 'a member of the group must have a registered terminal (`no_member_available`)', DESTINATION, CALLING_NUMBER, CALLBACK, CHANNELS],
+  call_group: [GROUP, 'a member of the group must have a registered terminal (`no_member_available`)', DESTINATION, CALLING_NUMBER, CALLBACK, RECORDING, CHANNELS],
   call_external: [
     "target's calling_number must be one of the domain's calling_numbers (`invalid_parameter`)",
     'a destination name or number must name a user, group or extension of the domain (`destination_not_found`); a PSTN number is refused (`destination_not_allowed`)',
     'xml_url: needs the domain privilege ON_THE_FLY_IVR_ALLOWED (`privilege_required`); an inline document must be canonical base64 of a valid IVR document (`invalid_xml`)',
     CALLBACK,
+    RECORDING,
     CHANNELS,
   ],
   initiate_call: [
@@ -39,6 +43,7 @@ export const DOMAIN_RULES: Readonly<Record<Operation | 'gen_ws_ticket', readonly
     DESTINATION,
     "ani must be one of the domain's calling_numbers (`invalid_parameter`)",
     'group_name must name a group of the domain (`group_not_found`)',
+    RECORDING,
     CHANNELS,
   ],
   gen_ws_ticket: ['the user the URI names must exist in the domain (`user_not_found`, `ambiguous_user`)'],

@@ -18,19 +18,24 @@ const WHEN: Readonly<Record<ApiErrorId, string>> = {
   invalid_xml: 'an inline IVR document that is not base64, not UTF-8 or not a valid IVR document',
   destination_not_allowed: '`xml_url:` outside call_external; a PSTN destination in call_external',
   privilege_required: '`xml_url:` without the domain privilege ON_THE_FLY_IVR_ALLOWED',
+  recording_not_allowed: '`record: true` where the recording mode that applies is never, or `record: false` where it is always; nothing is originated',
   not_found: 'no endpoint at that path',
   user_not_found: 'the user names nothing in the domain',
   group_not_found: 'the group names nothing in the domain',
   destination_not_found: 'the destination names nothing in the domain',
+  recording_not_found: 'no recording of the domain has this id (another domain\'s recording answers the same)',
+  channel_not_found: "no live channel of the domain has this UUID (another domain's channel answers the same; nothing reaches FreeSWITCH)",
   method_not_allowed: 'known path, other method (`Allow` lists the methods)',
   user_not_registered: 'the user has no registered terminal; nothing is originated',
   no_member_available: 'no member of the group has a registered terminal; nothing is originated',
   idempotency_key_reused: 'the Idempotency-Key was used within 24 h for another request; nothing is originated',
   payload_too_large: 'the body is over `http.body_limit`',
   unsupported_media_type: 'the body is not `Content-Type: application/json`',
+  range_not_satisfiable: 'the `Range` starts beyond the end of the audio (`Content-Range: bytes */<size>`)',
   channel_limit_reached: "the channels the request may create would exceed the domain's channel_limit; nothing is originated",
   too_many_requests: 'this client address failed authentication too often; refused on every route until `Retry-After`',
   internal_error: 'unexpected; logged with the X-Request-Id of the reply',
+  command_failed: 'FreeSWITCH refused the command on the live channel (its answer is in the description)',
   pbx_unavailable: 'FreeSWITCH is not connected, not answering, or shutting down; nothing was sent to it',
   cluster_unavailable: "a node of a cluster cannot reach its Redis (or it came up empty less than a lease ago), so the shared channel_limit cannot be checked; nothing is originated (docs/cluster.md)",
 }
@@ -77,6 +82,9 @@ function headersOf(status: number, ids: readonly ApiErrorId[]): JsonObject {
   const headers: JsonObject = { 'X-Request-Id': ref('headers', 'XRequestId') }
   if (status === 401) headers['WWW-Authenticate'] = { description: 'Always `Basic realm="..."`.', required: true, schema: { type: 'string' } }
   if (status === 405) headers['Allow'] = { description: 'The methods the path answers.', required: true, schema: { type: 'string' } }
+  if (ids.includes('range_not_satisfiable')) {
+    headers['Content-Range'] = { description: 'With `range_not_satisfiable` only: `bytes */<size>`.', schema: { type: 'string' } }
+  }
   if (ids.includes('too_many_requests')) {
     headers['Retry-After'] = {
       description: 'With `too_many_requests` only: seconds until the client address may try again.',

@@ -43,11 +43,11 @@ export const callbackUrlSchema = strictString()
 /**
  * issue 12 / README "Security": a callback_url whose host itself names an address the outbound
  * guard refuses (an IP literal in any form the URL parser understands, or a `localhost` name)
- * is refused at request time, before anything is originated, so the client hears about it at
+ * is refused at request time (so is a recording_callback_url, `param` naming it), before anything is originated, so the client hears about it at
  * once instead of through a dead letter. A host name is judged when the callback is delivered
  * (resolved once, every address checked: src/net/transport.ts). `allow` is `callbacks.allow`.
  */
-export function callbackUrlRefusal(callbackUrl: string | undefined, allow: readonly Cidr[]): ApiError | undefined {
+export function callbackUrlRefusal(callbackUrl: string | undefined, allow: readonly Cidr[], param = 'callback_url'): ApiError | undefined {
   if (callbackUrl === undefined) return undefined
   let url: URL
   try {
@@ -60,6 +60,6 @@ export function callbackUrlRefusal(callbackUrl: string | undefined, allow: reado
   if (v.kind !== 'refused') return undefined
   return apiError(
     'invalid_parameter',
-    `callback_url: must not name a ${v.reason.replace(/_/g, '-')} address (${v.detail}); callbacks go to public addresses only, unless the operator allows the range in callbacks.allow`,
+    `${param}: must not name a ${v.reason.replace(/_/g, '-')} address (${v.detail}); callbacks go to public addresses only, unless the operator allows the range in callbacks.allow`,
   )
 }

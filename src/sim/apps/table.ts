@@ -11,6 +11,7 @@ import { untilAborted } from '../model/clock.js'
 import { separateString } from '../text/fs-strings.js'
 import { bridgeApp } from './bridge.js'
 import { playAndGetDigits } from './digits.js'
+import { recordSession } from './record-session.js'
 import { PROMPT_SEC, wait } from './media.js'
 import { exportVar, multiset, setVar } from './variables.js'
 
@@ -48,12 +49,27 @@ export const APPS: AppTable = {
   endless_playback: (_sw, _s, _arg, signal) => untilAborted(signal),
   echo: (_sw, _s, _arg, signal) => untilAborted(signal),
   play_and_get_digits: playAndGetDigits,
-  /** sched_hangup [+]<seconds> [cause]: `+` is relative, else an epoch time. */
+  record_session: (sw, s, arg) => recordSession(sw, s, arg),
+  /**
+   * send_dtmf <digits>: sends the digits to the channel's far end (mod_dptools.c
+   * send_dtmf_function, switch_core_session_send_dtmf_string). FreeSWITCH fires no event for
+   * digits it sends (DTMF events are for digits received), and the simulated far ends ignore
+   * them: nothing to do but be a known application
+   * (test/fixtures/freeswitch/esl/33-time-limit-send-digits.txt).
+   */
+  send_dtmf: () => undefined,
+  /**
+   * sched_hangup [+]<seconds> [cause]: `+` is relative, else an epoch time; the cause is
+   * ALLOTTED_TIMEOUT when none is given (mod_dptools.c sched_hangup_function). FreeSWITCH counts
+   * whole epoch seconds (its hangup comes between n-1 and n s after: 33-time-limit-send-digits.txt
+   * saw 2.5 s for +3); the simulator waits the n seconds.
+   */
   sched_hangup: (sw, s, arg) => {
     const [when, cause] = separateString(arg, ' ')
     if (when === undefined || when === '') return
     const seconds = when.startsWith('+') ? parseInt(when.slice(1), 10) : parseInt(when, 10) - Math.floor(Date.now() / 1000)
     if (!Number.isFinite(seconds)) return
-    s.scheduled.push(sw.clock.after(Math.max(0, seconds), () => sw.hangup(s, str2cause(cause))))
+    const why = cause === undefined || cause === '' ? 'ALLOTTED_TIMEOUT' : str2cause(cause)
+    s.scheduled.push(sw.clock.after(Math.max(0, seconds), () => sw.hangup(s, why)))
   },
 }

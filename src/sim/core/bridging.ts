@@ -54,6 +54,9 @@ export class Bridging implements BridgeSteps {
       ['Bridge-A-Unique-ID', bridge.a.uuid],
       ['Bridge-B-Unique-ID', bridge.b.uuid],
     ])
+    // CF_BRIDGED is set and cleared on both legs (switch_ivr_bridge.c): a recording armed with
+    // RECORD_BRIDGE_REQ writes only in between (test/fixtures/freeswitch/esl/28-record-session-bridge.txt).
+    for (const leg of [bridge.a, bridge.b]) for (const bug of leg.mediaBugs) bug.bridged(name === 'CHANNEL_BRIDGE')
   }
 
   private unbridgeVars(bridge: Bridge): void {

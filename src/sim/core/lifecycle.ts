@@ -30,11 +30,15 @@ const RESPONSE_DELAY_SEC = 0.02
  */
 export type BridgedHangup = (s: Session) => void
 
+/** Runs an `execute_on_*` variable's `<app> <arg>` at once (the session thread above this part). */
+export type ExecuteOn = (s: Session, value: string) => void
+
 export class ChannelLife {
   constructor(
     private readonly table: ChannelTable,
     private readonly clock: Clock,
     private readonly bridgedHangup: BridgedHangup,
+    private readonly executeOn: ExecuteOn = () => undefined,
   ) {}
 
   /**
@@ -109,6 +113,10 @@ export class ChannelLife {
     s.mediaUp = true
     for (const [k, v] of MEDIA_VARS) s.setVar(k, v)
     this.table.fireChannel('CHANNEL_ANSWER', s)
+    // switch_channel_perform_mark_answered: every `execute_on_answer*` variable runs as an
+    // application (switch_channel_execute_on), before the `api_on_answer*` ones.
+    for (const [k, v] of [...s.vars]) if (k.toLowerCase().startsWith('execute_on_answer') && v !== '' && s.up) this.executeOn(s, v)
+    if (!s.up) return
     // switch_channel_perform_mark_answered: every `api_on_answer*` variable runs (switch_channel_api_on).
     for (const [k, v] of [...s.vars]) if (k.toLowerCase().startsWith('api_on_answer') && v !== '') this.table.runApiHook(s, v)
     this.setCallState(s, 'ACTIVE')
@@ -138,18 +146,43 @@ export class ChannelLife {
     else this.hangup(s, cause, { disposition: 'recv_refuse', sip: { status: 487, phrase: 'Request Terminated' } })
   }
 
-  /** Queues digits as received from the far end and fires one DTMF event per digit. */
-  receiveDtmf(s: Session, digits: string): void {
+  /**
+   * Queues digits as received and fires one DTMF event per digit: from the far end (`RTP`), or
+   * queued by `uuid_recv_dtmf` (`APP`: test/fixtures/freeswitch/esl/34-call-commands.txt).
+   */
+  receiveDtmf(s: Session, digits: string, source: 'RTP' | 'APP' = 'RTP'): void {
     if (!s.up) return
     for (const d of digits) {
       s.dtmfBuffer += d
       this.table.fireChannel('DTMF', s, [
         ['DTMF-Digit', d],
         ['DTMF-Duration', '2000'],
-        ['DTMF-Source', 'RTP'],
+        ['DTMF-Source', source],
       ])
     }
     for (const w of [...s.dtmfWaiters]) w()
+  }
+
+  /**
+   * switch_ivr_hold / switch_ivr_unhold on an answered leg, with the call states the phone's
+   * answer to the re-INVITE brings (test/fixtures/freeswitch/esl/34-call-commands.txt): HELD then
+   * CHANNEL_HOLD; UNHELD, CHANNEL_UNHOLD, then ACTIVE. False where FreeSWITCH refuses: a hold of
+   * a held call, an unhold of one that is not. The hold music FreeSWITCH plays to the other leg
+   * is not modelled.
+   */
+  hold(s: Session, on: boolean): boolean {
+    if (!s.up) return false
+    if (on) {
+      if (s.callState === 'HELD') return false
+      this.setCallState(s, 'HELD')
+      this.table.fireChannel('CHANNEL_HOLD', s)
+      return true
+    }
+    if (s.callState !== 'HELD') return false
+    this.setCallState(s, 'UNHELD')
+    this.table.fireChannel('CHANNEL_UNHOLD', s)
+    this.setCallState(s, 'ACTIVE')
+    return true
   }
 
   // ---------------------------------------------------------------- hangup
@@ -190,6 +223,11 @@ export class ChannelLife {
 
   /** CS_REPORTING: CHANNEL_HANGUP_COMPLETE (with the CDR variables), "reported" hooks, then DESTROY. */
   private async report(s: Session): Promise<void> {
+    // CS_HANGUP: the media bugs close first (a recording's RECORD_STOP), before this leg waits for
+    // its bridged leg (test/fixtures/freeswitch/esl/28-record-session-bridge.txt: A's RECORD_STOP
+    // comes after the bridge's EXECUTE_COMPLETE and before A's HANGUP_COMPLETE).
+    s.setState('CS_HANGUP', 10)
+    for (const bug of s.mediaBugs.splice(0)) await bug.close()
     if (s.finalizeGate !== undefined) await s.finalizeGate
     const now = nowMicros()
     s.times.hangup = now

@@ -18,7 +18,7 @@ export interface SimEvent {
 }
 
 /**
- * Where FreeSWITCH fires each event (Event-Calling-*), as seen in the sessions 06, 09, 18, 19 and 26
+ * Where FreeSWITCH fires each event (Event-Calling-*), as seen in the sessions 06, 09, 18, 19, 26 and 28
  * in test/fixtures/freeswitch/esl/ or, where no capture shows the event, from the v1.10.12 source.
  */
 const CALLING: Readonly<Record<string, readonly [string, string, string]>> = {
@@ -39,7 +39,11 @@ const CALLING: Readonly<Record<string, readonly [string, string, string]>> = {
   CHANNEL_CALLSTATE: ['switch_channel.c', 'switch_channel_perform_set_callstate', '301'],
   BACKGROUND_JOB: ['mod_event_socket.c', 'api_exec', '1572'],
   DTMF: ['switch_channel.c', 'switch_channel_queue_dtmf', '677'],
+  CHANNEL_HOLD: ['switch_ivr.c', 'switch_ivr_hold', '1558'],
+  CHANNEL_UNHOLD: ['switch_ivr.c', 'switch_ivr_unhold', '1638'],
   SHUTDOWN: ['switch_core.c', 'switch_core_destroy', '3023'],
+  RECORD_START: ['switch_ivr_async.c', 'record_callback', '1481'],
+  RECORD_STOP: ['switch_ivr_async.c', 'send_record_stop_event', '1240'],
 }
 
 export interface SwitchIdentity {

@@ -58,6 +58,18 @@ export class Bridge {
 
 export type SessionHook = (s: Session) => void
 
+/**
+ * A media bug on a channel (switch_core_media_bug.c), as far as the simulator has them: what
+ * record_session attaches (apps/record-session.ts). The core tells it when the channel is
+ * bridged and closes it when the channel's media ends.
+ */
+export interface MediaBug {
+  /** CF_BRIDGED was set (CHANNEL_BRIDGE) or cleared (CHANNEL_UNBRIDGE) on the channel. */
+  bridged(on: boolean): void
+  /** CS_HANGUP (switch_core_media_bug_remove_all): the bug closes, before CHANNEL_HANGUP_COMPLETE. */
+  close(): Promise<void>
+}
+
 export class Session extends SimChannel {
   next?: NextStep
   threadRunning = false
@@ -74,6 +86,8 @@ export class Session extends SimChannel {
   readonly answerHooks: SessionHook[] = []
   readonly progressHooks: SessionHook[] = []
   readonly dtmfWaiters = new Set<() => void>()
+  /** Attached media bugs (record_session), closed at the hangup. */
+  readonly mediaBugs: MediaBug[] = []
   /**
    * CHANNEL_HANGUP_COMPLETE waits for this (an originator waits for its bridged leg,
    * test/fixtures/freeswitch/esl/18-uuid-bridge.txt).

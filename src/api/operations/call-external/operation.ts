@@ -6,6 +6,9 @@
  */
 import { checkPartyPresentable } from '../../calling-number.js'
 import { resolveDestination } from '../../destination.js'
+import { plannedRecording } from '../../recording.js'
+import { plannedGuards } from '../../call-guards.js'
+import { plannedStatus } from '../../status.js'
 import { parseWith } from '../../schema/parse.js'
 import { ok } from '../../../util/result.js'
 import { DEFAULT_ANSWER_TIMEOUT_SEC, defined, type OperationFn } from '../common.js'
@@ -20,6 +23,13 @@ export const callExternal: OperationFn = (raw, domain, requestId) => {
   if (!target.ok) return target
   const destination = resolveDestination(b.destination, domain, { param: 'destination', objectForm: false, xmlUrl: true, pstn: false })
   if (!destination.ok) return destination
+  // No group, no user of ours rings first: the domain's policy.
+  const recording = plannedRecording(b, domain, {})
+  if (!recording.ok) return recording
+  const guards = plannedGuards(b, domain)
+  if (!guards.ok) return guards
+  const status = plannedStatus(b)
+  if (!status.ok) return status
 
   return ok(
     defined({
@@ -31,6 +41,9 @@ export const callExternal: OperationFn = (raw, domain, requestId) => {
       answerTimeoutSec: b.answer_timeout ?? DEFAULT_ANSWER_TIMEOUT_SEC,
       callbackUrl: b.callback_url,
       endUser: target.value.endUser,
+      recording: recording.value,
+      ...guards.value,
+      status: status.value,
     }),
   )
 }

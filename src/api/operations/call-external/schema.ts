@@ -6,6 +6,9 @@
 import { pstnPartySchema, destinationSchema } from '../../schema/party.js'
 import { timeoutSchema } from '../../schema/scalars.js'
 import { callbackUrlSchema } from '../../schema/url.js'
+import { recordingFields } from '../../schema/recording.js'
+import { callGuardFields } from '../../schema/call-guards.js'
+import { statusFields } from '../../schema/status.js'
 import { requestBody } from '../../schema/request.js'
 
 export const callExternalSchema = requestBody({
@@ -17,5 +20,8 @@ export const callExternalSchema = requestBody({
   ),
   answer_timeout: timeoutSchema.optional().describe('Seconds the target has to answer: 1 to 3600, a number or a string of digits; 180 when absent.'),
   callback_url: callbackUrlSchema.optional(),
+  ...recordingFields,
+  ...callGuardFields,
+  ...statusFields,
 })
   .describe('Calls an external party through the domain\'s gateway, then connects the answered leg to an internal destination or an IVR.')

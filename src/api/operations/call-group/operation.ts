@@ -8,6 +8,9 @@ import { resolveDestination } from '../../destination.js'
 import { apiError } from '../../errors.js'
 import { resolveGroupRef } from '../../records.js'
 import { oneOf } from '../../schema/identifiers.js'
+import { plannedRecording } from '../../recording.js'
+import { plannedGuards } from '../../call-guards.js'
+import { plannedStatus } from '../../status.js'
 import { parseWith } from '../../schema/parse.js'
 import { err, ok } from '../../../util/result.js'
 import { defined, endUserOf, type OperationFn } from '../common.js'
@@ -26,6 +29,12 @@ export const callGroup: OperationFn = (raw, domain, requestId) => {
   if (!destination.ok) return destination
 
   const g = group.value
+  const recording = plannedRecording(b, domain, { group: g })
+  if (!recording.ok) return recording
+  const guards = plannedGuards(b, domain)
+  if (!guards.ok) return guards
+  const status = plannedStatus(b)
+  if (!status.ok) return status
   return ok(
     defined({
       requestId,
@@ -42,6 +51,9 @@ export const callGroup: OperationFn = (raw, domain, requestId) => {
       callbackUrl: b.callback_url,
       callingName: b.calling_name,
       endUser: endUserOf(destination.value),
+      recording: recording.value,
+      ...guards.value,
+      status: status.value,
     }),
   )
 }

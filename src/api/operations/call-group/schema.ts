@@ -9,6 +9,9 @@ import { destinationSchema } from '../../schema/party.js'
 import { timeoutSchema } from '../../schema/scalars.js'
 import { callingNameSchema } from '../../schema/text.js'
 import { callbackUrlSchema } from '../../schema/url.js'
+import { recordingFields } from '../../schema/recording.js'
+import { callGuardFields } from '../../schema/call-guards.js'
+import { statusFields } from '../../schema/status.js'
 import { requestBody } from '../../schema/request.js'
 
 export const callGroupSchema = requestBody({
@@ -22,6 +25,9 @@ export const callGroupSchema = requestBody({
     .describe("Seconds each member has to answer: 1 to 3600, a number or a string of digits; the group's member_answer_timeout when absent."),
   calling_name: callingNameSchema.optional(),
   callback_url: callbackUrlSchema.optional(),
+  ...recordingFields,
+  ...callGuardFields,
+  ...statusFields,
 })
   .superRefine(requireOneOf(GROUP_KEYS))
   .meta(anyOfRequired(GROUP_KEYS))

@@ -10,6 +10,9 @@ import { resolveDestination } from '../../destination.js'
 import { apiError, type ApiError } from '../../errors.js'
 import { resolveGroupRef, resolveUser } from '../../records.js'
 import { oneOf } from '../../schema/identifiers.js'
+import { plannedRecording } from '../../recording.js'
+import { plannedGuards } from '../../call-guards.js'
+import { plannedStatus } from '../../status.js'
 import { parseWith } from '../../schema/parse.js'
 import { err, ok, type Result } from '../../../util/result.js'
 import { DEFAULT_ANSWER_TIMEOUT_SEC, defined, endUserOf, type OperationFn } from '../common.js'
@@ -39,6 +42,12 @@ export const callUser: OperationFn = (raw, domain, requestId) => {
   if (!destination.ok) return destination
   const group = groupContext(b, domain, user.value)
   if (!group.ok) return group
+  const recording = plannedRecording(b, domain, { group: group.value, user: user.value })
+  if (!recording.ok) return recording
+  const guards = plannedGuards(b, domain)
+  if (!guards.ok) return guards
+  const status = plannedStatus(b)
+  if (!status.ok) return status
 
   return ok(
     defined({
@@ -52,6 +61,9 @@ export const callUser: OperationFn = (raw, domain, requestId) => {
       callingName: b.calling_name,
       groupContext: group.value,
       endUser: endUserOf(destination.value),
+      recording: recording.value,
+      ...guards.value,
+      status: status.value,
     }),
   )
 }

@@ -11,6 +11,9 @@ import { destinationSchema } from '../../schema/party.js'
 import { booleanSchema, timeoutSchema } from '../../schema/scalars.js'
 import { callingNameSchema } from '../../schema/text.js'
 import { callbackUrlSchema } from '../../schema/url.js'
+import { recordingFields } from '../../schema/recording.js'
+import { callGuardFields } from '../../schema/call-guards.js'
+import { statusFields } from '../../schema/status.js'
 import { requestBody } from '../../schema/request.js'
 
 const GROUP_RESOLVERS = ['*', 'any:CALL_CENTER'] as const
@@ -29,6 +32,9 @@ export const callUserSchema = requestBody({
     .enum(GROUP_RESOLVERS, 'must be "*" or "any:CALL_CENTER"')
     .optional()
     .describe('Gives the call the group context of one of the user\'s groups: "*" the first, "any:CALL_CENTER" the first call-center group; with group_* it must name the same group.'),
+  ...recordingFields,
+  ...callGuardFields,
+  ...statusFields,
 })
   .superRefine(requireOneOf(USER_KEYS))
   .meta(anyOfRequired(USER_KEYS))

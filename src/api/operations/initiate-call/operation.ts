@@ -10,6 +10,9 @@ import { checkPresentable } from '../../calling-number.js'
 import { resolveDestination } from '../../destination.js'
 import { apiError } from '../../errors.js'
 import { resolveGroupRef, resolveUser } from '../../records.js'
+import { plannedRecording } from '../../recording.js'
+import { plannedGuards } from '../../call-guards.js'
+import { plannedStatus } from '../../status.js'
 import { parseWith } from '../../schema/parse.js'
 import { err, ok } from '../../../util/result.js'
 import { DEFAULT_ANSWER_TIMEOUT_SEC, defined, endUserOf, type OperationFn } from '../common.js'
@@ -45,6 +48,12 @@ export const initiateCall: OperationFn = (raw, domain, requestId) => {
 
   const group = resolveGroupRef(b, domain, ['group_name'])
   if (!group.ok) return group
+  const recording = plannedRecording(b, domain, { group: group.value, user: originator.kind === 'user' ? originator.user : undefined })
+  if (!recording.ok) return recording
+  const guards = plannedGuards(b, domain)
+  if (!guards.ok) return guards
+  const status = plannedStatus(b)
+  if (!status.ok) return status
 
   return ok(
     defined({
@@ -56,6 +65,9 @@ export const initiateCall: OperationFn = (raw, domain, requestId) => {
       answerTimeoutSec: DEFAULT_ANSWER_TIMEOUT_SEC,
       groupContext: group.value,
       endUser: (originator.kind === 'pstn' ? originator.endUser : undefined) ?? endUserOf(destination),
+      recording: recording.value,
+      ...guards.value,
+      status: status.value,
     }),
   )
 }

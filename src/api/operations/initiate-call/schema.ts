@@ -6,6 +6,9 @@
 import { anyOfRequired, groupIdentifiers, requireOneOf, userIdentifiers } from '../../schema/identifiers.js'
 import { callingNumberSchema } from '../../schema/numbers.js'
 import { destinationSchema, pstnPartySchema } from '../../schema/party.js'
+import { recordingFields } from '../../schema/recording.js'
+import { callGuardFields } from '../../schema/call-guards.js'
+import { statusFields } from '../../schema/status.js'
 import { requestBody } from '../../schema/request.js'
 
 const ORIGINATORS = ['user_name', 'pstn_number'] as const
@@ -22,6 +25,9 @@ export const initiateCallSchema = requestBody({
   ),
   ani: callingNumberSchema.optional().describe("The number presented on every PSTN leg of the call: one of the domain's calling_numbers."),
   group_name: groupIdentifiers.group_name.optional().describe('Gives the call the context of this group (its name, case-insensitive).'),
+  ...recordingFields,
+  ...callGuardFields,
+  ...statusFields,
 })
   .superRefine(requireOneOf(ORIGINATORS))
   .meta(anyOfRequired(ORIGINATORS))
