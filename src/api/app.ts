@@ -247,7 +247,12 @@ export function createApp(deps: AppDeps): Koa {
         const originateStart = process.hrtime.bigint()
         // The key goes with the plan into the journal's write-ahead record (origination/intents.ts).
         const placing = key.value === undefined ? plan.value : { ...plan.value, idempotency: { key: key.value, bodyDigest: digest } }
-        const accepted = await deps.engine.originate(placing)
+        // A client that goes away while its request waits for a channel (wait_ms) takes the request with it.
+        const clientGone = new AbortController()
+        ctx.res.once('close', () => {
+          if (!ctx.res.writableEnded) clientGone.abort()
+        })
+        const accepted = await deps.engine.originate(placing, { clientGone: clientGone.signal })
         info.originateSeconds = Number(process.hrtime.bigint() - originateStart) / 1e9
         if (!accepted.ok) {
           const forwarded =

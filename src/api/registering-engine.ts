@@ -14,9 +14,9 @@ export interface IvrSourceRegistry {
 
 export function registeringIvrSources(engine: OriginationEngine, ivr: IvrSourceRegistry): OriginationEngine {
   return {
-    originate(plan) {
+    originate(plan, opts) {
       if (plan.destination.kind === 'ivr') ivr.register(plan.domain, plan.requestId, plan.destination.source)
-      return engine.originate(plan)
+      return engine.originate(plan, opts)
     },
   }
 }

@@ -11,22 +11,25 @@
  *
  * Signed with the group's webhook secret (the notice names its signer, `ticket:<group>`; the
  * daemon resolves it at each attempt), durable and retried as every notice (dispatcher.ts). What
- * is known of a request lives here from its acceptance to its end; a daemon restart in the
- * middle of a call forgets it (the notices already handed over are kept and sent; the rest of that
- * call's are not: docs/recording.md says so).
+ * is known of a request lives here from its acceptance to its end. After a daemon restart in the
+ * middle of a call, the request's result comes from recovery (origination/recovery.ts) through the
+ * same onOutcome: the call is taken up again from what its legs carry (cod_group_*,
+ * cod_end_user, cod_recording_id on the channel model's records), so `call.answered` and
+ * `call.ended` still come, once; `call.started` was handed over before the crash (durable).
  */
 import type { ChannelModel, ChannelRecord } from '../channels/index.js'
 import type { Group } from '../directory/directory.js'
 import { groupOf } from '../origination/originate-spec.js'
 import type { RequestAccepted, RequestOutcome } from '../origination/requests.js'
 import type { EndUser } from '../pbx/end-user.js'
+import { CHANNEL_VARS } from '../pbx/channel-vars.js'
 import type { Logger } from '../util/logger.js'
 import type { NoticeFields } from '../journal/types.js'
 
 export interface TicketDeps {
   readonly onAccepted: (listener: (a: RequestAccepted) => void) => () => void
   readonly onOutcome: (listener: (o: RequestOutcome) => void) => () => void
-  readonly channels: Pick<ChannelModel, 'get' | 'onChange'>
+  readonly channels: Pick<ChannelModel, 'get' | 'onChange' | 'ofRequest'>
   /** The group's webhook URL now (a reload applies); undefined: the group has none (any more). */
   readonly webhookOf: (domain: string, groupName: string) => string | undefined
   readonly notify: (
@@ -108,8 +111,28 @@ export function followTickets(deps: TicketDeps): { close(): void } {
     send(f, 'call.started', { uuids: a.uuids })
   })
 
+  /** A request an earlier run accepted (its result comes from recovery): taken up from its legs' variables. */
+  const takeUp = (o: RequestOutcome): Followed | undefined => {
+    for (const ch of deps.channels.ofRequest(o.requestId)) {
+      const name = ch.vars[CHANNEL_VARS.groupName]
+      if (ch.role !== 'originator' || name === undefined || deps.webhookOf(o.domain, name) === undefined) continue
+      const f: Followed = {
+        requestId: o.requestId,
+        domain: o.domain,
+        operation: o.operation,
+        group: { id: ch.vars[CHANNEL_VARS.groupId] ?? '', name },
+        endUser: ch.endUser ?? null,
+        recordingId: ch.vars[CHANNEL_VARS.recordingId],
+        answered: undefined,
+      }
+      followed.set(f.requestId, f)
+      return f
+    }
+    return undefined
+  }
+
   const offOutcome = deps.onOutcome((o) => {
-    const f = followed.get(o.requestId)
+    const f = followed.get(o.requestId) ?? takeUp(o)
     if (f === undefined) return
     if (o.result.result_code !== 0) return ended(f, undefined, o.result.error.cause)
     const uuid = o.result.uuid

@@ -103,20 +103,44 @@ const ticketWebhookSchema = z.strictObject({
   secret: z.string().min(16, 'must be at least 16 characters').max(256),
 })
 
-const groupSchema = z.strictObject({
-  id,
-  name,
-  label: label.optional(),
-  type: z.enum(['HUNT', 'CALL_CENTER']).default('HUNT'),
-  extension: digits.optional(),
-  did: pstn.optional(),
-  /** User names (or ids), in hunt order. */
-  members: z.array(z.string()).max(500),
-  answer_timeout: seconds(3600).default(60),
-  member_answer_timeout: seconds(3600).default(15),
-  recording: ownRecordingSchema.optional(),
-  ticket_webhook: ticketWebhookSchema.optional(),
-})
+/**
+ * Issue 31: how a call_group rings the group's members. `hunt`: one member at a time, in order
+ * (origination/hunt.ts); `ring_all`: every registered terminal of every member at once, in one
+ * originate (origination/ring-all.ts).
+ */
+export const GROUP_STRATEGIES = ['hunt', 'ring_all'] as const
+export type GroupStrategy = (typeof GROUP_STRATEGIES)[number]
+const strategy = z.enum(GROUP_STRATEGIES)
+
+const groupSchema = z
+  .strictObject({
+    id,
+    name,
+    label: label.optional(),
+    type: z.enum(['HUNT', 'CALL_CENTER']).default('HUNT'),
+    extension: digits.optional(),
+    did: pstn.optional(),
+    /** User names (or ids), in hunt order. */
+    members: z.array(z.string()).max(500),
+    answer_timeout: seconds(3600).default(60),
+    member_answer_timeout: seconds(3600).default(15),
+    /** How a call_group rings the members when the request does not say. */
+    strategy: strategy.default('hunt'),
+    /** The strategies a call_group request may choose (its `strategy`); absent: only the group's own. */
+    strategies: z.array(strategy).min(1).optional(),
+    recording: ownRecordingSchema.optional(),
+    ticket_webhook: ticketWebhookSchema.optional(),
+  })
+  .superRefine((g, ctx) => {
+    if (g.strategies === undefined) return
+    if (new Set(g.strategies).size !== g.strategies.length) ctx.addIssue({ code: 'custom', path: ['strategies'], message: 'must not list a strategy twice' })
+    // A request without `strategy` gets the group's own: it must be one the group allows.
+    if (!g.strategies.includes(g.strategy)) {
+      ctx.addIssue({ code: 'custom', path: ['strategies'], message: `must include the group's own strategy (${g.strategy})` })
+    }
+  })
+  // Always a list after loading, so readers never re-derive the default.
+  .transform((g) => ({ ...g, strategies: g.strategies ?? [g.strategy] }))
 
 const extensionSchema = z.strictObject({
   number: digits,
@@ -142,6 +166,16 @@ export const domainSchema = z.strictObject({
    * refused (api/call-limits.ts). Absent: no limit of the domain's.
    */
   max_call_seconds: seconds(86_400).optional(),
+  /**
+   * Issue 31: waiting for a free channel (a request's wait_ms; origination/channel-wait.ts):
+   * the longest a request may ask to wait, and how many of the domain's requests may wait at once.
+   */
+  limits: z
+    .strictObject({
+      max_wait_ms: z.number().int().min(0).max(30_000).default(30_000),
+      max_waiting: z.number().int().min(0).max(10_000).default(100),
+    })
+    .default({ max_wait_ms: 30_000, max_waiting: 100 }),
   gateway: name,
   calling_numbers: z.array(pstn).default([]),
   callback_secret: z.string().min(16, 'must be at least 16 characters').max(256).optional(),

@@ -27,17 +27,19 @@ import { admit, type SharedLimit } from './admission.js'
 import { createAttempts } from './attempt.js'
 import { createLegCanceller } from './cancel.js'
 import { ChannelLimiter } from './channel-limit.js'
+import { ChannelWaits } from './channel-wait.js'
 import { createContactLookup } from './contacts.js'
 import { destinationSlots } from './destination-legs.js'
 import { createGroupCalls } from './group-call.js'
 import type { CallbackSink } from './outcome.js'
 import type { OriginateIntents } from './intents.js'
-import type { Destination, OriginationAccepted, OriginationEngine, OriginationPlan } from './plan.js'
+import type { Destination, OriginateOptions, OriginationAccepted, OriginationEngine, OriginationPlan } from './plan.js'
 import type { OriginationRefusal } from './refusal.js'
 import { createLegRecords } from './leg-records.js'
 import { createRecovery, type RecoverableRequest, type RecoverySummary, type UnsettledIntents } from './recovery.js'
 import { OriginationRequest, type RequestServices } from './request.js'
 import { createRequests, type RequestAccepted, type RequestOutcome } from './requests.js'
+import { ringAll } from './ring-all.js'
 import { callPstn, callUser } from './single-call.js'
 
 /** How often the channel limit ends destination holds no channel change ended (channel-limit.ts sweep). */
@@ -78,6 +80,8 @@ export interface EngineDeps {
 export interface Engine extends OriginationEngine {
   /** Channels in use for the limit: live channels plus reservations. */
   inUse(domain: string): number
+  /** Requests of the domain waiting for a free channel now (their wait_ms: channel-wait.ts). */
+  waiting(domain: string): number
   /**
    * The dialplan asks before it bridges a request's answered leg to its destination
    * (xmlcurl/bridge-gate.ts BridgeGate): true while the request holds channels for it; for a
@@ -128,7 +132,12 @@ export function createEngine(deps: EngineDeps): Engine {
     inFlight: (id) => requests.has(id),
     now: () => clock.now(),
   })
-  const unfollowLimit = channels.onChange((c) => limiter.channelChanged(c.channel))
+  const waits = new ChannelWaits(clock)
+  const unfollowLimit = channels.onChange((c) => {
+    limiter.channelChanged(c.channel)
+    // A channel that ended may be what the domain's oldest waiter waits for.
+    if (c.channel.domain !== undefined && c.channel.state === 'hangup') waits.poke(c.channel.domain)
+  })
   const stopLimitSweep = clock.every(LIMIT_SWEEP_MS, () => limiter.sweep())
   const cancel = createLegCanceller(pbx, commandTimeoutMs, log)
   // FreeSWITCH records each leg's fate in mod_hash, read back when the daemon was away (recovery.ts).
@@ -144,6 +153,8 @@ export function createEngine(deps: EngineDeps): Engine {
   const lookupContacts = createContactLookup(pbx, commandTimeoutMs, log)
   const services: RequestServices = {
     limiter,
+    waits,
+    clock,
     attempts,
     cancel,
     ledger: requests,
@@ -153,7 +164,7 @@ export function createEngine(deps: EngineDeps): Engine {
   }
   const groups = createGroupCalls({ lookupContacts, logger: log, clock, huntConcurrency: deps.huntConcurrency, timeScale })
 
-  const originate = (plan: OriginationPlan): Promise<Result<OriginationAccepted, OriginationRefusal>> => {
+  const originate = (plan: OriginationPlan, opts: OriginateOptions = {}): Promise<Result<OriginationAccepted, OriginationRefusal>> => {
     const admitted = admit(plan, {
       closed,
       connected: pbx.isConnected(),
@@ -162,7 +173,7 @@ export function createEngine(deps: EngineDeps): Engine {
     })
     if (!admitted.ok) return Promise.resolve(err(admitted.error))
     const dom = admitted.value
-    const req = new OriginationRequest(plan, dom, services)
+    const req = new OriginationRequest(plan, dom, services, opts.clientGone)
     requests.add(req)
     // Looked up while the originating legs are: each placement awaits it just before it reserves.
     const slots = destinationSlots(plan.destination, dom, lookupContacts)
@@ -172,7 +183,9 @@ export function createEngine(deps: EngineDeps): Engine {
         ? callUser(req, dom, o.user, o.autoAnswer, lookupContacts, slots)
         : o.kind === 'pstn'
           ? callPstn(req, dom, o.number, slots)
-          : groups.call(req, dom, o.members, o.memberAnswerTimeoutSec, slots)
+          : o.strategy === 'ring_all'
+            ? ringAll(req, dom, o.members, lookupContacts, slots)
+            : groups.call(req, dom, o.members, o.memberAnswerTimeoutSec, slots)
     placing.catch((e: unknown) => {
       log.error({ err: e, requestId: plan.requestId }, 'placing the request failed')
       req.withdraw({ reason: 'internal', description: 'placing the request failed' })
@@ -186,6 +199,7 @@ export function createEngine(deps: EngineDeps): Engine {
   return {
     originate,
     inUse: (domain) => limiter.inUse(domain),
+    waiting: (domain) => waits.waiting(domain),
     mayBridge(domain, requestId, callerUuid) {
       if (limiter.destinationSlots(requestId) !== undefined) return true
       const limit = runtime().directory.domain(domain)?.config.channel_limit
@@ -223,6 +237,7 @@ export function createEngine(deps: EngineDeps): Engine {
       // Calls still ringing are cancelled, and reported so: every accepted request gets its result;
       // requests that rang nothing yet (a hunt waiting in its queue) are refused.
       for (const req of requests.inFlight()) req.stop()
+      waits.close()
       await Promise.race([groups.idle(), delay(clock, 2000)])
       for (const req of requests.inFlight()) req.settle({ answered: false, cause: 'ORIGINATOR_CANCEL' })
       recovery.stop()

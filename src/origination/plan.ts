@@ -4,6 +4,7 @@
  * text: identifiers are directory records, numbers matched the PSTN pattern, end_user
  * fields are free text that must never be written into an ESL command or document unescaped.
  */
+import type { GroupStrategy } from '../config/schema.js'
 import type { Extension, Group, User } from '../directory/directory.js'
 import type { IvrSource } from '../ivr/source.js'
 import type { Operation } from '../pbx/channel-vars.js'
@@ -31,12 +32,18 @@ export type Destination =
 export type Originator =
   /** All registered terminals of the user, rung together. */
   | { readonly kind: 'user'; readonly user: User; readonly autoAnswer: boolean }
-  /** Members in hunt order, one member (all its terminals) at a time. */
+  /**
+   * The group's members: hunted in order, one member (all its terminals) at a time, or with
+   * `strategy` ring_all every terminal of every member at once (issue 31, ring-all.ts).
+   */
   | {
       readonly kind: 'group'
       readonly group: Group
       readonly members: readonly User[]
+      /** One member's turn in a hunt; ring_all has no turns and does not use it. */
       readonly memberAnswerTimeoutSec: number
+      /** Absent: hunt (the API always says; plans built before issue 31 did not). */
+      readonly strategy?: GroupStrategy
     }
   /** One leg through the domain's gateway. */
   | { readonly kind: 'pstn'; readonly number: string; readonly callingNumber?: string; readonly endUser?: EndUser }
@@ -76,6 +83,11 @@ export interface OriginationPlan {
    * (status_events; all when the request did not say): src/callbacks/status-events.ts.
    */
   readonly status?: { readonly url: string; readonly events: readonly StatusEventName[] }
+  /**
+   * Issue 31: how long the request may wait for its channels when they do not fit under the
+   * domain's limit (wait_ms; 0 or absent: refused at once): origination/channel-wait.ts.
+   */
+  readonly waitMs?: number
   /** The request's Idempotency-Key and body digest, kept with its intent (intents.ts) so a crash keeps the key. */
   readonly idempotency?: { readonly key: string; readonly bodyDigest: string }
 }
@@ -85,11 +97,16 @@ export interface OriginationAccepted {
   readonly uuids: readonly string[]
 }
 
+export interface OriginateOptions {
+  /** The client went away: a request still waiting for a channel gives up, nothing placed. */
+  readonly clientGone?: AbortSignal
+}
+
 export interface OriginationEngine {
   /**
    * Places the call. Resolves once FreeSWITCH accepted the originate (docs/design.md "HTTP API
    * decisions", When the reply is sent); the outcome of the attempt goes to the callback. A request not placed
    * is refused with its reason (refusal.ts), as a value.
    */
-  originate(plan: OriginationPlan): Promise<Result<OriginationAccepted, OriginationRefusal>>
+  originate(plan: OriginationPlan, opts?: OriginateOptions): Promise<Result<OriginationAccepted, OriginationRefusal>>
 }

@@ -22,11 +22,13 @@
  */
 import type { DomainDirectory } from '../directory/directory.js'
 import type { Runtime } from '../runtime/store.js'
+import { delay, type Clock } from '../util/clock.js'
 import { err, ok, type Result } from '../util/result.js'
 import type { SharedLimit } from './admission.js'
 import type { Attempt, AttemptEnd, Attempts } from './attempt.js'
 import type { LegCanceller } from './cancel.js'
 import type { ChannelLimiter } from './channel-limit.js'
+import type { ChannelWaits } from './channel-wait.js'
 import type { OriginateIntents } from './intents.js'
 import type { LegPlan } from './originate-spec.js'
 import type { AttemptOutcome } from './outcome.js'
@@ -34,6 +36,9 @@ import type { OriginationAccepted, OriginationPlan } from './plan.js'
 import { refusal, STOPPING, type OriginationRefusal } from './refusal.js'
 
 export type RequestPhase = 'placing' | 'accepted' | 'settled' | 'withdrawn'
+
+/** How often a request that may still wait asks the cluster again after it said full. */
+const CLUSTER_RETRY_MS = 200
 
 /** The API's answer to a request: given once, when FreeSWITCH accepted its first originate or it was refused. */
 export type RequestReply = Result<OriginationAccepted, OriginationRefusal>
@@ -51,12 +56,16 @@ export interface RequestLedger {
 /** What every request of one engine shares (made once by engine.ts). */
 export interface RequestServices {
   readonly limiter: ChannelLimiter
+  /** Requests waiting for a free channel, per domain (channel-wait.ts). */
+  readonly waits: ChannelWaits
   readonly attempts: Attempts
   readonly cancel: LegCanceller
   readonly ledger: RequestLedger
   readonly runtime: () => Runtime
   /** In a cluster: the limit across nodes, asked after this node's own (docs/cluster.md). */
   readonly shared?: SharedLimit
+  /** The engine's clock: a request's wait for a channel counts on it. */
+  readonly clock: Clock
   /** The journal's write-ahead record; without it nothing is written before an originate. */
   readonly intents?: OriginateIntents
 }
@@ -78,13 +87,16 @@ export class OriginationRequest {
   #intended = false
   #answer!: (r: RequestReply) => void
   readonly #services: RequestServices
+  /** Ends a wait for a channel: the engine closes (stop()), or the client went away (its signal). */
+  readonly #abandon = new AbortController()
 
-  constructor(plan: OriginationPlan, dom: DomainDirectory, services: RequestServices) {
+  constructor(plan: OriginationPlan, dom: DomainDirectory, services: RequestServices, clientGone?: AbortSignal) {
     this.plan = plan
     this.domainName = dom.name
     this.domain = dom.name.toLowerCase()
     this.#services = services
     this.reply = new Promise((resolve) => (this.#answer = resolve))
+    clientGone?.addEventListener('abort', () => this.#abandon.abort(), { once: true })
   }
 
   get requestId(): string {
@@ -113,24 +125,56 @@ export class OriginationRequest {
    * reservation: two requests can never both take the last channel.
    */
   async reserve(uuids: readonly string[], destinationSlots: number): Promise<Result<void, OriginationRefusal>> {
-    if (this.#phase !== 'placing' || this.#stopping) return err(STOPPING)
-    const { limiter, shared } = this.#services
-    const limit = this.#limit()
-    const demand = { uuids, destination: { requestId: this.requestId, slots: destinationSlots } }
-    if (!limiter.tryReserve(this.plan.domain, limit, demand)) {
-      const needed = uuids.length + destinationSlots
-      return err(
-        refusal(
-          'channel_limit_reached',
-          `domain ${this.plan.domain} would exceed its channel_limit of ${limit} (${limiter.inUse(this.plan.domain)} in use, ${needed} needed)`,
-        ),
-      )
+    const { clock } = this.#services
+    const deadline = clock.now() + (this.plan.waitMs ?? 0)
+    for (;;) {
+      const local = await this.#reserveHere(uuids, destinationSlots, Math.max(0, deadline - clock.now()))
+      if (!local.ok) return local
+      const shared = await this.#reserveShared(uuids, destinationSlots)
+      if (shared.ok || shared.error.reason !== 'channel_limit_reached' || clock.now() + CLUSTER_RETRY_MS > deadline) return shared
+      // The cluster is full and the request may still wait: again after a while (the count is the cluster's).
+      await delay(clock, CLUSTER_RETRY_MS)
+      if (this.#abandon.signal.aborted) return err(STOPPING)
     }
+  }
+
+  /** This node's limiter: at once, or as the domain's oldest waiter within `waitMs` (channel-wait.ts). */
+  async #reserveHere(uuids: readonly string[], destinationSlots: number, waitMs: number): Promise<Result<void, OriginationRefusal>> {
+    if (this.#phase !== 'placing' || this.#stopping) return err(STOPPING)
+    const { limiter, waits } = this.#services
+    const take = (): boolean =>
+      this.#phase === 'placing' && limiter.tryReserve(this.plan.domain, this.#limit(), { uuids, destination: { requestId: this.requestId, slots: destinationSlots } })
+    // Nobody waits ahead of it (first come, first served) and it fits: taken now.
+    if (waits.mayTakeWithoutWaiting(this.plan.domain) && take()) return ok(undefined)
+    const refused = (why: string) =>
+      refusal(
+        'channel_limit_reached',
+        `domain ${this.plan.domain} would exceed its channel_limit of ${this.#limit()} (${limiter.inUse(this.plan.domain)} in use, ${uuids.length + destinationSlots} needed)${why}`,
+      )
+    if (waitMs <= 0) return err(refused(waits.waiting(this.plan.domain) > 0 ? `; ${waits.waiting(this.plan.domain)} request(s) wait ahead of it` : ''))
+    const maxWaiting = this.#services.runtime().directory.domain(this.plan.domain)?.config.limits.max_waiting ?? 0
+    const end = await waits.wait(this.plan.domain, waitMs, maxWaiting, take, this.#abandon.signal)
+    switch (end) {
+      case 'taken':
+        return ok(undefined)
+      case 'timeout':
+        return err(refused(` after waiting ${this.plan.waitMs ?? waitMs} ms`))
+      case 'full':
+        return err(refused(`, and ${maxWaiting} request(s) already wait (limits.max_waiting)`))
+      case 'abandoned':
+        return err(STOPPING)
+    }
+  }
+
+  /** In a cluster, the other nodes' channels count too (this node's reservation already counts in localInUse). */
+  async #reserveShared(uuids: readonly string[], destinationSlots: number): Promise<Result<void, OriginationRefusal>> {
+    const { limiter, shared } = this.#services
     if (shared === undefined) return ok(undefined)
-    // The other nodes' channels count too; this node's reservation already counts in localInUse.
-    const r = await shared.reserve(this.plan.domain, limit, uuids.length + destinationSlots, limiter.inUse(this.plan.domain))
+    const r = await shared.reserve(this.plan.domain, this.#limit(), uuids.length + destinationSlots, limiter.inUse(this.plan.domain))
     if (r.ok && !this.#stopping) return r
     limiter.release(...uuids)
+    limiter.dropHold(this.requestId)
+    this.#services.waits.poke(this.plan.domain)
     return r.ok ? err(STOPPING) : r
   }
 
@@ -145,6 +189,7 @@ export class OriginationRequest {
   /** Ends the reservation of legs that will not be rung, or that FreeSWITCH created or ended. */
   releaseLegs(uuids: readonly string[]): void {
     this.#services.limiter.release(...uuids)
+    this.#services.waits.poke(this.plan.domain)
   }
 
   // ---- originates (attempt.ts) ----
@@ -187,7 +232,9 @@ export class OriginationRequest {
   withdraw(why: OriginationRefusal): void {
     if (this.#phase !== 'placing') return
     this.#phase = 'withdrawn'
+    this.#abandon.abort()
     this.#services.limiter.dropHold(this.requestId)
+    this.#services.waits.poke(this.plan.domain)
     // Withdrawn means FreeSWITCH never saw an originate of it (attempt.ts): the intent placed nothing.
     if (this.#intended) this.#services.intents?.unplaced(this.plan)
     this.#services.ledger.leave(this.requestId)
@@ -206,6 +253,7 @@ export class OriginationRequest {
     // The destination's hold lasts while the answered leg lives; unanswered, nothing more comes.
     if (outcome.answered) limiter.bindWinner(this.requestId, outcome.uuid)
     else limiter.dropHold(this.requestId)
+    this.#services.waits.poke(this.plan.domain)
     ledger.leave(this.requestId)
     ledger.report(this, outcome)
   }
@@ -218,6 +266,7 @@ export class OriginationRequest {
   stop(): void {
     if (this.#stopping) return
     this.#stopping = true
+    this.#abandon.abort()
     if (this.#phase === 'placing' && this.#attempt === undefined) return this.withdraw(STOPPING)
     if (this.#attempt !== undefined) this.#services.attempts.cancel(this.#attempt)
     this.#services.cancel.hangupRequest(this.requestId)

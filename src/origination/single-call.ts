@@ -15,8 +15,11 @@ import type { LegPlan } from './originate-spec.js'
 import { refusal } from './refusal.js'
 import type { OriginationRequest } from './request.js'
 
-/** Rings `legs` for the request; answers the request's reply (accepted or withdrawn). */
-async function single(req: OriginationRequest, legs: readonly LegPlan[], destinationSlots: DestinationSlots): Promise<void> {
+/**
+ * Rings `legs` for the request in one originate; answers the request's reply (accepted or
+ * withdrawn). Also a ring-all group's (ring-all.ts): every member's terminals are its legs.
+ */
+export async function ringOnce(req: OriginationRequest, legs: readonly LegPlan[], destinationSlots: DestinationSlots): Promise<void> {
   const uuids = legs.map((l) => l.uuid)
   const slots = await destinationSlots
   if (!slots.ok) return req.withdraw(slots.error)
@@ -46,8 +49,8 @@ export async function callUser(
     userId: user.id,
     autoAnswer,
   }))
-  return single(req, legs, destinationSlots)
+  return ringOnce(req, legs, destinationSlots)
 }
 
 export const callPstn = (req: OriginationRequest, dom: DomainDirectory, number: string, destinationSlots: DestinationSlots): Promise<void> =>
-  single(req, [{ uuid: randomUUID(), endpoint: { kind: 'gateway', gateway: dom.config.gateway, number } }], destinationSlots)
+  ringOnce(req, [{ uuid: randomUUID(), endpoint: { kind: 'gateway', gateway: dom.config.gateway, number } }], destinationSlots)

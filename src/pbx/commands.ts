@@ -1,5 +1,6 @@
 /**
- * THE ONLY module that writes ESL command text and dial strings (pbx/types.ts brands its output).
+ * THE ONLY module that writes the text of ESL commands (their bodies: api, bgapi, sendmsg) and dial
+ * strings (pbx/types.ts brands its output); the framing around them is the link's (docs/architecture.md).
  * It is one file, and longer than our usual ~400 lines, on purpose: every byte that can reach
  * FreeSWITCH's command line is written here, so an audit of the escaping reads one file, and a
  * new command cannot be added without passing the same checks (docs/design.md, security rules).

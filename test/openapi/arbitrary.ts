@@ -48,6 +48,10 @@ const KNOWN = new Set([
   'format',
   'description',
   'title',
+  'items',
+  'minItems',
+  'maxItems',
+  'uniqueItems',
 ])
 
 const codePoints = (s: string): number => [...s].length
@@ -130,6 +134,12 @@ export function arbitraryOf(doc: unknown, schema: Schema, opts: ArbitraryOptions
         return fc.integer({ min: (s['minimum'] as number | undefined) ?? -1_000_000, max: (s['maximum'] as number | undefined) ?? 1_000_000 })
       case 'boolean':
         return fc.boolean()
+      case 'array': {
+        const items = of((s['items'] as Schema | undefined) ?? {})
+        const bounds = { minLength: (s['minItems'] as number | undefined) ?? 0, maxLength: Math.min((s['maxItems'] as number | undefined) ?? 8, 8) }
+        // uniqueItems: distinct by value, as JSON Schema compares them.
+        return s['uniqueItems'] === true ? fc.uniqueArray(items, { ...bounds, selector: (v) => JSON.stringify(v) }) : fc.array(items, bounds)
+      }
       case undefined:
         if (anyOf !== undefined) return fc.oneof(...anyOf.map(of))
     }

@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import fc from 'fast-check'
 import t from 'tap'
+import { Agent, fetch } from 'undici'
 import type { JsonObject } from '../../src/api/openapi/json.js'
 import { DEMO_AUTH, startHarness } from '../e2e/harness.js'
 import { arbitraryOf } from './arbitrary.js'
@@ -55,7 +56,9 @@ const REFUSALS: ReadonlyArray<{ readonly id: string; readonly description?: RegE
   { id: 'invalid_parameter', description: /this number belongs to the domain/, why: 'end_user details on a number the domain claims' },
   { id: 'invalid_parameter', description: /^callback_url: must not name a /, why: 'a callback_url host outside callbacks.allow' },
   { id: 'invalid_parameter', description: /^recording_callback_url: must not name a /, why: 'a recording_callback_url host outside callbacks.allow' },
+  { id: 'invalid_parameter', description: /^status_callback_url: must not name a /, why: 'a status_callback_url host outside callbacks.allow (issue 29)' },
   { id: 'recording_not_allowed', why: 'record against the recording mode that applies (issue 28)' },
+  { id: 'invalid_parameter', description: /^strategy: group \S+ allows only /, why: "a call_group strategy the group's strategies do not list (issue 31)" },
 ]
 
 /** Records of conf/domains/example.test.yaml, mixed into the generated values so that lookups succeed too. */
@@ -72,6 +75,7 @@ const HINTS = (callbackUrl: string): Record<string, readonly unknown[]> => ({
   ani: ['0501230001'],
   callback_url: [callbackUrl],
   recording_callback_url: [callbackUrl],
+  status_callback_url: [callbackUrl],
   uri: ['/api/ws_cti?app_name=crm&user_name=alice'],
 })
 
@@ -163,9 +167,30 @@ t.test(`schema-valid bodies are refused only for the domain's rules; one rule br
   const doc = (await (await fetch(`${base}/api/openapi.json`)).json()) as JsonObject
   const check = documentChecker(doc)
   const hints = HINTS(h.callbackUrl)
+  // wait_ms: the generated value, capped at 50 ms here. Any value is schema-valid; a request at
+  // the domain's limit waits that long, and bodies are posted one after the other: up to 30 s each
+  // would make this test's time depend on the simulator's channels, not on the rules it checks.
+  const quick = (body: unknown): unknown => {
+    const b = body as Body
+    if (typeof b !== 'object' || b === null || !('wait_ms' in b)) return body
+    // Only a valid value is capped: a mutated one (30001, "soon") must reach the daemon as it is.
+    const ms = b['wait_ms']
+    const valid = (typeof ms === 'number' && Number.isInteger(ms) && ms >= 0 && ms <= 30_000) || (typeof ms === 'string' && /^[0-9]{1,12}$/.test(ms) && Number(ms) <= 30_000)
+    return valid ? { ...b, wait_ms: Math.min(Number(ms), 50) } : body
+  }
 
+  // Pooled connections are let go after 1 s idle, well before the daemon's 5 s keep-alive: the
+  // client and the daemon share this process's event loop, and under load the client's own idle
+  // timer (4 s by default) fired late enough to race the server's close (ECONNRESET on a reuse).
+  const agent = new Agent({ keepAliveTimeout: 1000, keepAliveMaxTimeout: 1000 })
+  t.teardown(() => agent.close())
   const post = async (op: Op, body: unknown) => {
-    const res = await fetch(`${base}/api/${op}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: DEMO_AUTH }, body: JSON.stringify(body) })
+    const res = await fetch(`${base}/api/${op}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: DEMO_AUTH },
+      body: JSON.stringify(quick(body)),
+      dispatcher: agent,
+    })
     const headers: Record<string, string> = {}
     res.headers.forEach((v, k) => (headers[k] = v))
     const reply = (await res.json()) as { result_code: number; error?: { id: string; description: string } }

@@ -14,6 +14,7 @@ import { runScenario, scenarios } from './scenarios.js'
 import { callsOverHttp } from './calls-http.js'
 import { recordedCalls } from './recording.js'
 import { statusEvents } from './status-events.js'
+import { ringAll } from './ring-all.js'
 import type { Trace } from './trace.js'
 import { boxRegistrations, type RegistrationChange } from '../../src/pbx/box-registrations.js'
 import { connectPbx } from '../../src/pbx/connection.js'
@@ -210,6 +211,12 @@ if (!existsSync(FS_SH)) {
   // switch; before D1, which ends it.
   t.test('issue 29: live calls over HTTP, time_limit and send_digits', async (t) => {
     await callsOverHttp(t, real, esl)
+  })
+
+  // Issue 31 item 1 (ring-all.ts): a ring-all group rings four terminals at once, the first answer
+  // is bridged and the rest end LOSE_RACE; the same group hunted behaves as before.
+  t.test('issue 31: a ring-all group, and the same group hunted', async (t) => {
+    await ringAll(t, real)
   })
 
   // D1, last because it ends the real switch: from FreeSWITCH's shutdown notice (its SHUTDOWN

@@ -133,9 +133,9 @@ interface LaneConfig {
  * and `extra` applied to the domain YAML text.
  */
 /**
- * The lane's changes to the shipped example domain: a channel limit of 3 (one scenario reaches it
- * with a call between two phones), a destination timeout of 4 s and a user whose only terminal
- * never answers (issue 13 D3).
+ * The lane's changes to the shipped example domain: a channel limit of 4 (one scenario reaches it
+ * with a call between two phones), a destination timeout of 4 s, a user whose only terminal
+ * never answers (issue 13 D3), and a ring-all group (issue 31).
  *
  * Why 4 and not less: FreeSWITCH counts an originate's call_timeout in whole seconds of the epoch
  * (switch_ivr_originate.c: `elapsed = switch_epoch_time_now(NULL) - start`, timed out when
@@ -151,6 +151,18 @@ const laneDomain = (y: string): string =>
     .replace(
       'groups:\n',
       '  - { id: "5", name: erin, label: Erin, extension: "1005", password: erin-sip-secret,\n      sim: { terminals: [ { behaviour: no_answer } ] } }\ngroups:\n',
+    )
+    // Issue 31 (test/realfs/ring-all.ts): a ring-all group of three members, dave unregistered,
+    // alice and frank two terminals each (frank's never answer), that may also be hunted; last of
+    // the groups, so that no user's first group changes.
+    .replace(
+      'groups:\n',
+      '  - { id: "6", name: frank, label: Frank, extension: "1006", password: frank-sip-secret,\n      sim: { terminals: [ { behaviour: no_answer }, { behaviour: no_answer } ] } }\ngroups:\n',
+    )
+    .replace(
+      'extensions:\n',
+      '  - { id: "12", name: ringers, label: Ringers, extension: "2012", members: [ dave, alice, frank ],\n' +
+        '      answer_timeout: 20, member_answer_timeout: 5, strategy: ring_all, strategies: [ ring_all, hunt ] }\nextensions:\n',
     )
 
 export async function laneConfig(app: AppServer, eslPassword: string, xmlCurlPassword: string, extra: (domainYaml: string) => string = laneDomain): Promise<LaneConfig> {

@@ -12,10 +12,12 @@ const GROUP = 'the group_* identifiers must name one group of the domain (`group
 const DESTINATION =
   'a destination name or number must name a user, group or extension of the domain, or be a PSTN number (`destination_not_found`); with end_user details (prefix or object form) it must be a number the domain does not claim (`invalid_parameter`)'
 const CALLING_NUMBER = "a calling_number must be one of the domain's calling_numbers (`invalid_parameter`)"
-const CALLBACK = 'the host of callback_url must not be an address outside `callbacks.allow` (private, loopback, link-local...) nor a localhost name (`invalid_parameter`); a host name is checked when the callback is delivered'
+const CALLBACK =
+  'the host of callback_url (and of status_callback_url) must not be an address outside `callbacks.allow` (private, loopback, link-local...) nor a localhost name (`invalid_parameter`); a host name is checked when the callback is delivered'
 const RECORDING =
   "record must agree with the recording mode that applies (the group's for a call made for a group, else the originating user's, else the domain's): true is refused where it is never, false where it is always (`recording_not_allowed`); recording_callback_url's host follows callback_url's rule (`invalid_parameter`)"
-const CHANNELS = "the channels the call may create must fit the domain's channel_limit (`channel_limit_reached`)"
+const CHANNELS =
+  "the channels the call may create must fit the domain's channel_limit, at once or within wait_ms (`channel_limit_reached`, also when limits.max_waiting requests already wait); wait_ms must be at most the domain's limits.max_wait_ms and time_limit at most its max_call_seconds (`invalid_parameter`)"
 
 /** @internal Exported for tests: test/openapi checks every operation has its rules. */
 export const DOMAIN_RULES: Readonly<Record<Operation | 'gen_ws_ticket', readonly string[]>> = {
@@ -29,7 +31,16 @@ export const DOMAIN_RULES: Readonly<Record<Operation | 'gen_ws_ticket', readonly
     RECORDING,
     CHANNELS,
   ],
-  call_group: [GROUP, 'a member of the group must have a registered terminal (`no_member_available`)', DESTINATION, CALLING_NUMBER, CALLBACK, RECORDING, CHANNELS],
+  call_group: [
+    GROUP,
+    "strategy must be one the group's configuration lists in its strategies (only its own strategy when it lists none) (`invalid_parameter`)",
+    'a member of the group must have a registered terminal (`no_member_available`)',
+    DESTINATION,
+    CALLING_NUMBER,
+    CALLBACK,
+    RECORDING,
+    CHANNELS,
+  ],
   call_external: [
     "target's calling_number must be one of the domain's calling_numbers (`invalid_parameter`)",
     'a destination name or number must name a user, group or extension of the domain (`destination_not_found`); a PSTN number is refused (`destination_not_allowed`)',

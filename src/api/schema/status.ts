@@ -21,6 +21,7 @@ export const statusFields = {
     .min(1, EVENTS_RULE)
     .max(STATUS_EVENTS.length, EVENTS_RULE)
     .refine((events) => new Set(events).size === events.length, EVENTS_RULE)
+    .meta({ uniqueItems: true })
     .optional()
-    .describe(`The status events wanted, among ${STATUS_EVENTS.join(', ')} (default: all of them). Only with status_callback_url.`),
+    .describe(`The status events wanted, among ${STATUS_EVENTS.join(', ')}, each once (default: all of them). Ignored without status_callback_url.`),
 }

@@ -9,6 +9,7 @@ import { resolveDestination } from '../../destination.js'
 import { plannedRecording } from '../../recording.js'
 import { plannedGuards } from '../../call-guards.js'
 import { plannedStatus } from '../../status.js'
+import { plannedWait } from '../../waiting.js'
 import { parseWith } from '../../schema/parse.js'
 import { ok } from '../../../util/result.js'
 import { DEFAULT_ANSWER_TIMEOUT_SEC, defined, type OperationFn } from '../common.js'
@@ -30,6 +31,8 @@ export const callExternal: OperationFn = (raw, domain, requestId) => {
   if (!guards.ok) return guards
   const status = plannedStatus(b)
   if (!status.ok) return status
+  const wait = plannedWait(b, domain)
+  if (!wait.ok) return wait
 
   return ok(
     defined({
@@ -44,6 +47,7 @@ export const callExternal: OperationFn = (raw, domain, requestId) => {
       recording: recording.value,
       ...guards.value,
       status: status.value,
+      ...wait.value,
     }),
   )
 }

@@ -9,6 +9,7 @@ import { callbackUrlSchema } from '../../schema/url.js'
 import { recordingFields } from '../../schema/recording.js'
 import { callGuardFields } from '../../schema/call-guards.js'
 import { statusFields } from '../../schema/status.js'
+import { waitFields } from '../../schema/waiting.js'
 import { requestBody } from '../../schema/request.js'
 
 export const callExternalSchema = requestBody({
@@ -23,5 +24,6 @@ export const callExternalSchema = requestBody({
   ...recordingFields,
   ...callGuardFields,
   ...statusFields,
+  ...waitFields,
 })
   .describe('Calls an external party through the domain\'s gateway, then connects the answered leg to an internal destination or an IVR.')

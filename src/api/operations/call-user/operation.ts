@@ -13,6 +13,7 @@ import { oneOf } from '../../schema/identifiers.js'
 import { plannedRecording } from '../../recording.js'
 import { plannedGuards } from '../../call-guards.js'
 import { plannedStatus } from '../../status.js'
+import { plannedWait } from '../../waiting.js'
 import { parseWith } from '../../schema/parse.js'
 import { err, ok, type Result } from '../../../util/result.js'
 import { DEFAULT_ANSWER_TIMEOUT_SEC, defined, endUserOf, type OperationFn } from '../common.js'
@@ -48,6 +49,8 @@ export const callUser: OperationFn = (raw, domain, requestId) => {
   if (!guards.ok) return guards
   const status = plannedStatus(b)
   if (!status.ok) return status
+  const wait = plannedWait(b, domain)
+  if (!wait.ok) return wait
 
   return ok(
     defined({
@@ -64,6 +67,7 @@ export const callUser: OperationFn = (raw, domain, requestId) => {
       recording: recording.value,
       ...guards.value,
       status: status.value,
+      ...wait.value,
     }),
   )
 }

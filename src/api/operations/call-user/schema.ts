@@ -14,6 +14,7 @@ import { callbackUrlSchema } from '../../schema/url.js'
 import { recordingFields } from '../../schema/recording.js'
 import { callGuardFields } from '../../schema/call-guards.js'
 import { statusFields } from '../../schema/status.js'
+import { waitFields } from '../../schema/waiting.js'
 import { requestBody } from '../../schema/request.js'
 
 const GROUP_RESOLVERS = ['*', 'any:CALL_CENTER'] as const
@@ -35,6 +36,7 @@ export const callUserSchema = requestBody({
   ...recordingFields,
   ...callGuardFields,
   ...statusFields,
+  ...waitFields,
 })
   .superRefine(requireOneOf(USER_KEYS))
   .meta(anyOfRequired(USER_KEYS))

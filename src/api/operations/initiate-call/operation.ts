@@ -13,6 +13,7 @@ import { resolveGroupRef, resolveUser } from '../../records.js'
 import { plannedRecording } from '../../recording.js'
 import { plannedGuards } from '../../call-guards.js'
 import { plannedStatus } from '../../status.js'
+import { plannedWait } from '../../waiting.js'
 import { parseWith } from '../../schema/parse.js'
 import { err, ok } from '../../../util/result.js'
 import { DEFAULT_ANSWER_TIMEOUT_SEC, defined, endUserOf, type OperationFn } from '../common.js'
@@ -54,6 +55,8 @@ export const initiateCall: OperationFn = (raw, domain, requestId) => {
   if (!guards.ok) return guards
   const status = plannedStatus(b)
   if (!status.ok) return status
+  const wait = plannedWait(b, domain)
+  if (!wait.ok) return wait
 
   return ok(
     defined({
@@ -68,6 +71,7 @@ export const initiateCall: OperationFn = (raw, domain, requestId) => {
       recording: recording.value,
       ...guards.value,
       status: status.value,
+      ...wait.value,
     }),
   )
 }

@@ -9,6 +9,7 @@ import { destinationSchema, pstnPartySchema } from '../../schema/party.js'
 import { recordingFields } from '../../schema/recording.js'
 import { callGuardFields } from '../../schema/call-guards.js'
 import { statusFields } from '../../schema/status.js'
+import { waitFields } from '../../schema/waiting.js'
 import { requestBody } from '../../schema/request.js'
 
 const ORIGINATORS = ['user_name', 'pstn_number'] as const
@@ -28,6 +29,7 @@ export const initiateCallSchema = requestBody({
   ...recordingFields,
   ...callGuardFields,
   ...statusFields,
+  ...waitFields,
 })
   .superRefine(requireOneOf(ORIGINATORS))
   .meta(anyOfRequired(ORIGINATORS))
