@@ -275,6 +275,12 @@ export const daemonSchema = z.strictObject({
       sip_profile: name.default('internal'),
       /** Time allowed for one ESL command round trip (ms). */
       command_timeout_ms: z.number().int().min(100).max(60000).default(5000),
+      /**
+       * Originate legs started per second at most (origination/pace.ts). Absent: read from
+       * FreeSWITCH's own `sessions-per-second` at each connection and kept below it
+       * (docs/engine.md "Pacing"). Set above FreeSWITCH's and FreeSWITCH refuses the excess.
+       */
+      max_originates_per_second: z.number().int().min(1).max(100000).optional(),
     }),
   ),
   xml_curl: z.strictObject({

@@ -14,6 +14,8 @@
  *   (leg-watch.ts); legs that ended while the link was down, from their own records in
  *   FreeSWITCH (leg-records.ts).
  * - A watchdog per originate ends any attempt FreeSWITCH never reported on.
+ * - Before it is written it waits for its turn under the box's pace (pace.ts: FreeSWITCH's
+ *   session rate, each leg one session); refused when its turn does not come in time.
  * - Once over, its legs' channel reservations are released and its losers hung up.
  */
 import type { ChannelModel } from '../channels/index.js'
@@ -29,8 +31,9 @@ import { applyRecord, type LegRecords } from './leg-records.js'
 import { createLegWatch } from './leg-watch.js'
 import { buildOriginate, type LegPlan } from './originate-spec.js'
 import type { AttemptOutcome } from './outcome.js'
+import { DEFAULT_PACE_WAIT_MS, type Pace, type PaceTurn } from './pace.js'
 import type { OriginationPlan } from './plan.js'
-import { pbxRefusal, refusal, type OriginationRefusal } from './refusal.js'
+import { pbxRefusal, refusal, STOPPING, type OriginationRefusal } from './refusal.js'
 
 /** How the outcome is being read: from the BACKGROUND_JOB, or (its result lost) from channel state. */
 type Watching =
@@ -70,6 +73,8 @@ export interface AttemptOwner {
   readonly plan: OriginationPlan
   /** The domain as configured (channel variables, dialplan context). */
   readonly domainName: string
+  /** The engine is closing: nothing more may be written for it (checked after a wait for the pace). */
+  readonly stopping: boolean
   /** These legs count no more as reserved (created, ended, or never placed). */
   releaseLegs(uuids: readonly string[]): void
   /** This originate is ringing for it from now on. */
@@ -90,6 +95,8 @@ export interface AttemptDeps {
   readonly clock: Clock
   /** The legs' own records in FreeSWITCH, for legs that ended while the link was down. */
   readonly records?: Pick<LegRecords, 'read'>
+  /** The box's pace of originate legs (pace.ts), closed with the attempts; without it originates are written at once. */
+  readonly pace?: Pace
 }
 
 export interface Attempts {
@@ -195,6 +202,31 @@ export function createAttempts(deps: AttemptDeps): Attempts {
     cancel: (uuid) => cancel.kill(uuid),
   })
 
+  /**
+   * The originate's turn under the pace: bounded by its request's wait_ms, and never shorter than
+   * DEFAULT_PACE_WAIT_MS (a request that may not wait for a channel still waits its turn rather
+   * than be refused by FreeSWITCH after the API said 200). Past it: `channel_limit_reached`, the
+   * refusal a client already retries later (docs/engine.md "Pacing"); nothing was written.
+   */
+  const takeTurn = async (owner: AttemptOwner, sessions: number): Promise<Result<Extract<PaceTurn, { end: 'go' }> | undefined, OriginationRefusal>> => {
+    const { pace } = deps
+    if (pace === undefined) return ok(undefined)
+    const maxWaitMs = Math.max(owner.plan.waitMs ?? 0, DEFAULT_PACE_WAIT_MS)
+    const turn = await pace.take(sessions, maxWaitMs)
+    if (turn.end === 'go' && owner.stopping) turn.unused()
+    if (turn.end === 'closed' || owner.stopping) return err(STOPPING)
+    if (turn.end === 'timeout') {
+      log.warn({ requestId: owner.plan.requestId, legs: sessions, pace: pace.limit(), waitedMs: maxWaitMs }, 'originate refused: its turn under the session rate did not come in time')
+      return err(
+        refusal(
+          'channel_limit_reached',
+          `FreeSWITCH's session rate is used: ${pace.limit()} originate legs per second, and this originate's ${sessions} leg(s) found no turn within ${maxWaitMs} ms`,
+        ),
+      )
+    }
+    return ok(turn)
+  }
+
   const start: Attempts['start'] = async (owner, legs, timeoutSec) => {
     const { plan } = owner
     const uuids = legs.map((l) => l.uuid)
@@ -203,6 +235,11 @@ export function createAttempts(deps: AttemptDeps): Attempts {
       owner.releaseLegs(uuids)
       log.error({ requestId: plan.requestId, problem: cmd.error }, 'originate refused by the command builder')
       return err(refusal('internal', `cannot build the originate: ${cmd.error.field} ${cmd.error.reason}`))
+    }
+    const paced = await takeTurn(owner, uuids.length)
+    if (!paced.ok) {
+      owner.releaseLegs(uuids)
+      return err(paced.error)
     }
     let resolve!: (o: AttemptOutcome) => void
     const outcome = new Promise<AttemptOutcome>((r) => (resolve = r))
@@ -222,6 +259,9 @@ export function createAttempts(deps: AttemptDeps): Attempts {
       acceptTimeoutMs: deps.commandTimeoutMs,
       resultTimeoutMs: fsMs(timeoutSec) + graceMs,
     })
+    // Its legs' start counts from when FreeSWITCH has the originate; refused, it never had it.
+    if (sub.ok) paced.value?.written()
+    else paced.value?.unused()
     if (!sub.ok) {
       a.done = true
       owner.releaseLegs(uuids)
@@ -242,6 +282,9 @@ export function createAttempts(deps: AttemptDeps): Attempts {
   return {
     start,
     cancel: (a) => finish(a, { answered: false, cause: 'ORIGINATOR_CANCEL' }),
-    close: () => watch.close(),
+    close: () => {
+      deps.pace?.close()
+      watch.close()
+    },
   }
 }

@@ -36,6 +36,8 @@ import type { OriginateIntents } from './intents.js'
 import type { Destination, OriginateOptions, OriginationAccepted, OriginationEngine, OriginationPlan } from './plan.js'
 import type { OriginationRefusal } from './refusal.js'
 import { createLegRecords } from './leg-records.js'
+import { createPace, paceBelow, VANILLA_SESSIONS_PER_SECOND } from './pace.js'
+import { watchSessionRate } from '../pbx/session-rate.js'
 import { createRecovery, type RecoverableRequest, type RecoverySummary, type UnsettledIntents } from './recovery.js'
 import { OriginationRequest, type RequestServices } from './request.js'
 import { createRequests, type RequestAccepted, type RequestOutcome } from './requests.js'
@@ -149,7 +151,14 @@ export function createEngine(deps: EngineDeps): Engine {
     inFlight: (id) => requests.has(id) || recovery.has(id),
   })
   const recovery = createRecovery({ pbx, channels, records, requests, cancel, clock, logger: log.child({ part: 'recovery' }), graceMs })
-  const attempts = createAttempts({ pbx, channels, cancel, runtime, clock, logger: log, commandTimeoutMs, graceMs, timeScale, records })
+  // Originate legs per second: as configured, else below FreeSWITCH's own rate read at each connection (pace.ts).
+  const sessionRate = watchSessionRate(pbx, commandTimeoutMs, log)
+  const pace = createPace({
+    clock,
+    timeScale,
+    limit: () => runtime().config.daemon.freeswitch.max_originates_per_second ?? paceBelow(sessionRate.current() ?? VANILLA_SESSIONS_PER_SECOND),
+  })
+  const attempts = createAttempts({ pbx, channels, cancel, runtime, clock, logger: log, commandTimeoutMs, graceMs, timeScale, records, pace })
   const lookupContacts = createContactLookup(pbx, commandTimeoutMs, log)
   const services: RequestServices = {
     limiter,
@@ -243,6 +252,7 @@ export function createEngine(deps: EngineDeps): Engine {
       recovery.stop()
       recovery.close()
       records.close()
+      sessionRate.stop()
       attempts.close()
       requests.close()
     },

@@ -603,6 +603,15 @@ export const showRegistrationsJson = (): Result<EslCommand, CommandError> => ok(
 export const status = (): Result<EslCommand, CommandError> => ok(brand('status'))
 
 /**
+ * `fsctl sps` without an argument reads FreeSWITCH's `sessions-per-second` and sets nothing
+ * (mod_commands.c ctl_function: the argument is 0, and switch_core.c SCSC_SPS changes the rate
+ * only for a positive one); it answers `+OK sessions per second: 30\n`
+ * (test/fixtures/freeswitch/esl/35-sessions-per-second.txt; replies.ts parseSessionsPerSecond).
+ * Instant: it reads a variable.
+ */
+export const readSessionsPerSecond = (): Result<InstantCommand, CommandError> => ok(instant('fsctl sps'))
+
+/**
  * A dialplan application for `sendmsg <uuid>` / `execute`. The name travels in a header line,
  * the argument in the message body; FreeSWITCH expands `${...}` in the argument when it runs
  * the application, so `$` is refused, as are control characters.

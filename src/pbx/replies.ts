@@ -90,3 +90,13 @@ export function parseShowChannels(body: string): Result<ChannelRow[], string> {
  * @internal Exported for tests: test/pbx feeds it captured rows.
  */
 export const rowAnswered = (row: ChannelRow): boolean => row.callstate === 'ACTIVE' || row.callstate === 'HELD'
+
+/**
+ * `fsctl sps`'s answer, `+OK sessions per second: 30\n`
+ * (test/fixtures/freeswitch/esl/35-sessions-per-second.txt): the rate; undefined for any other
+ * text (an older or altered FreeSWITCH).
+ */
+export function parseSessionsPerSecond(reply: string): number | undefined {
+  const m = /^\+OK sessions per second: (\d+)\n?$/.exec(reply)
+  return m?.[1] === undefined ? undefined : Number(m[1])
+}

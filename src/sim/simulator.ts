@@ -43,6 +43,8 @@ export interface SimulatorOptions {
   readonly logger?: Logger
   /** Multiplies every simulated delay (tests use e.g. 0.05); default 1. */
   readonly timeScale?: number
+  /** switch.conf.xml's `sessions-per-second` (default 30, vanilla's); `fsctl sps N` changes it at run time. */
+  readonly sessionsPerSecond?: number
 }
 
 export class Simulator {
@@ -63,6 +65,7 @@ export class Simulator {
     this.core = new SwitchCore({
       profile,
       timeScale: opts.timeScale ?? 1,
+      ...(opts.sessionsPerSecond !== undefined ? { sessionsPerSecond: opts.sessionsPerSecond } : {}),
       logger,
       registry,
       identity: { coreUuid: randomUUID(), hostname: os.hostname(), ipv4: '127.0.0.1', ipv6: '::1' },

@@ -15,6 +15,7 @@ import { callsOverHttp } from './calls-http.js'
 import { recordedCalls } from './recording.js'
 import { statusEvents } from './status-events.js'
 import { ringAll } from './ring-all.js'
+import { pacing } from './pacing.js'
 import type { Trace } from './trace.js'
 import { boxRegistrations, type RegistrationChange } from '../../src/pbx/box-registrations.js'
 import { connectPbx } from '../../src/pbx/connection.js'
@@ -217,6 +218,11 @@ if (!existsSync(FS_SH)) {
   // is bridged and the rest end LOSE_RACE; the same group hunted behaves as before.
   t.test('issue 31: a ring-all group, and the same group hunted', async (t) => {
     await ringAll(t, real)
+  })
+
+  // Issue 31 item 3 (pacing.ts): a burst above FreeSWITCH's sessions-per-second, without and with the pace.
+  t.test('issue 31: originates paced below FreeSWITCH sessions-per-second', async (t) => {
+    await pacing(t, real)
   })
 
   // D1, last because it ends the real switch: from FreeSWITCH's shutdown notice (its SHUTDOWN

@@ -24,12 +24,13 @@ function status(sw: Switch): string {
   const sec = Math.floor(ms / 1000)
   ms -= sec * 1000
   const n = sw.sessions.size
+  const rate = sw.sessionRate.stats()
   return (
     `UP 0 years, ${d} days, ${h} hours, ${m} minutes, ${sec} seconds, ${ms} milliseconds, 0 microseconds\n` +
     'FreeSWITCH (Version 1.10.12-release  64bit) is ready\n' +
     `${sw.sessionsSinceStartup} session(s) since startup\n` +
     `${n} session(s) - peak ${sw.peakSessions}, last 5min ${sw.peakSessions} \n` +
-    `0 session(s) per Sec out of max 100, peak 1, last 5min 1 \n` +
+    `${rate.last} session(s) per Sec out of max ${rate.total}, peak ${rate.peak}, last 5min ${rate.peak} \n` +
     '1000 session(s) max\n' +
     'min idle cpu 0.00/99.00\n' +
     'Current Stack Size/Max 240K/8192K\n'
@@ -156,10 +157,26 @@ export function syncApi(sw: Switch, cmd: string, arg: string): ApiReply | undefi
     case 'fsctl':
       // `fsctl shutdown` answers +OK, then the switch shuts down (esl/26-fsctl-shutdown.txt).
       if (arg.trim() === 'shutdown') return { text: '+OK\n', after: () => sw.requestShutdown() }
-      return usage('[shutdown]')
+      {
+        const sps = fsctlSps(sw, arg)
+        return sps === undefined ? usage('[shutdown|sps [num]]') : { text: sps }
+      }
     default:
       return undefined
   }
+}
+
+/**
+ * `fsctl sps [N]`: a positive N sets sessions-per-second; the answer is the rate in force
+ * (mod_commands.c ctl_function; test/fixtures/freeswitch/esl/35-sessions-per-second.txt).
+ * Undefined for another fsctl command.
+ */
+function fsctlSps(sw: Switch, arg: string): string | undefined {
+  const [name, value] = arg.trim().split(/\s+/)
+  if (name?.toLowerCase() !== 'sps') return undefined
+  // atoi: leading digits, else 0 (which reads without setting).
+  const n = parseInt(value ?? '0', 10)
+  return `+OK sessions per second: ${sw.sessionRate.control(Number.isNaN(n) ? 0 : n)}\n`
 }
 
 /**

@@ -21,6 +21,8 @@ export function placeInboundCall(sw: Switch, o: InboundCall): Result<string, str
   if (user === undefined || domain === undefined) return err(`sim: no user ${o.fromUser}@${o.domain}`)
   const terminal = sw.registry.terminals(domain.name, user).find((t) => t.behaviour.behaviour !== 'unregistered')
   const port = terminal?.port ?? 5060
+  // An inbound session takes from the session rate too (core/session-rate.ts).
+  if (!sw.sessionRate.request()) return err(`sim: Throttle Error! ${sw.sessions.size} (sessions-per-second)`)
   const uuid = sw.newUuid()
   const name = `sofia/${sw.profile}/${user.name}@${domain.name}`
   const s = new Session({

@@ -16,7 +16,9 @@
  * - origination_uuid in `[]` names that leg; in `{}` it is used by the first channel only
  *   (docs/design.md "Lessons from FreeSWITCH"). An existing uuid fails with
  *   DESTINATION_OUT_OF_ORDER, no events
- *   (test/fixtures/freeswitch/esl/23-duplicate-origination-uuid.txt).
+ *   (test/fixtures/freeswitch/esl/23-duplicate-origination-uuid.txt). So does a leg over the
+ *   session rate ("Throttle Error!", core/session-rate.ts;
+ *   test/fixtures/freeswitch/esl/35-sessions-per-second.txt), checked after the uuid as FreeSWITCH does.
  * - A calling session (bridge) gives the new legs Other-Leg/Channel-Call-UUID
  *   (test/fixtures/freeswitch/esl/19-originate-xml-default.txt), its caller id and exported
  *   variables, gets ring-back when a leg rings, and cancels the legs with ORIGINATOR_CANCEL when it
@@ -102,6 +104,11 @@ export async function originate(sw: Switch, opts: OriginateOptions): Promise<Ori
         globalUuid = undefined
       }
       if (uuid !== undefined && sw.sessions.has(uuid)) {
+        creationFailure = 'DESTINATION_OUT_OF_ORDER'
+        continue
+      }
+      if (!sw.sessionRate.request()) {
+        sw.logger.warn({ sessions: sw.sessions.size }, `Throttle Error! ${sw.sessions.size}`)
         creationFailure = 'DESTINATION_OUT_OF_ORDER'
         continue
       }

@@ -20,10 +20,13 @@ import { ChannelTable } from './channel-table.js'
 import { ChannelLife } from './lifecycle.js'
 import { SessionThread } from './session-thread.js'
 import type { ApiHandler, AppTable, BridgeOutcome, DialplanHunter, ExecutedApp, HangupHow, Switch } from './switch.js'
+import { SessionRate } from './session-rate.js'
 
 export interface CoreOptions {
   readonly profile: string
   readonly timeScale: number
+  /** switch.conf.xml's sessions-per-second (default vanilla's 30). */
+  readonly sessionsPerSecond?: number
   readonly logger: Logger
   readonly identity: SwitchIdentity
   readonly registry: Registry
@@ -59,10 +62,13 @@ export class SwitchCore implements Switch {
   private readonly bridges: Bridging
 
   private readonly shutdownHook: (() => void) | undefined
+  readonly sessionRate: SessionRate
 
   constructor(opts: CoreOptions) {
     this.shutdownHook = opts.shutdown
     this.clock = new Clock(opts.timeScale)
+    // FreeSWITCH's second is a simulated one.
+    this.sessionRate = new SessionRate(1000 * opts.timeScale, opts.sessionsPerSecond)
     this.registry = opts.registry
     this.logger = opts.logger
     this.profile = opts.profile

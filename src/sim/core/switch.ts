@@ -12,6 +12,7 @@ import type { HangupDisposition } from '../model/channel.js'
 import type { Clock } from '../model/clock.js'
 import type { EventBus } from '../model/events.js'
 import type { Registry } from '../model/registry.js'
+import type { SessionRate } from './session-rate.js'
 import type { Bridge, NextStep, QueuedApp, Session } from '../model/session.js'
 import type { XmlCurlBinding } from '../xml/curl.js'
 
@@ -70,6 +71,8 @@ export interface Switch {
   readonly startedAt: number
   readonly sessionsSinceStartup: number
   readonly peakSessions: number
+  /** sessions-per-second: every new session asks it first (session-rate.ts). */
+  readonly sessionRate: SessionRate
 
   /** `fsctl shutdown`: the switch shuts down as FreeSWITCH does (the composition root knows how). */
   requestShutdown(): void
