@@ -12,7 +12,7 @@
  * - a group whose mode is `never` (the lane's `support`) records nothing, and refuses `record: true`.
  *
  * lane.realfs.ts calls recordedCalls with its real world; the simulator's side is
- * test/recording/calls.test.ts.
+ * test/e2e/recording.test.ts.
  */
 import { readFileSync } from 'node:fs'
 import type { Test } from 'tap'

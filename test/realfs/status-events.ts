@@ -4,7 +4,7 @@
  * and every `completed`'s billsec and duration_s equal to FreeSWITCH's own `variable_billsec` and
  * `variable_duration` of that leg's CHANNEL_HANGUP_COMPLETE (within 1 s), hangup_by from the
  * switch's sip_hangup_disposition. lane.realfs.ts calls statusEvents with its real world; the
- * simulator's side is test/callbacks/status-events.test.ts.
+ * simulator's side is test/e2e/status-events.test.ts.
  */
 import type { Test } from 'tap'
 import { waitUntil, type RealWorld } from './world.js'
