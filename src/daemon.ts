@@ -48,7 +48,7 @@ import { reloadCertificate } from './net/tls.js'
 import { createCallbackTransport } from './callbacks/transport.js'
 import { err, ok, type Result } from './util/result.js'
 import { forwardPort, Parts } from './util/parts.js'
-import { countingFetcher, createMetrics, metricsRouter, METRICS_PATH, type CallbackFigures } from './metrics/index.js'
+import { countingFetcher, createMetrics, metricsRouter, METRICS_PATH, type CallbackFigures, type WaitingFigures } from './metrics/index.js'
 import type { ClusterNode } from './cluster/index.js'
 
 export interface DaemonOptions {
@@ -179,6 +179,7 @@ function daemonParts({ opts, store, logger }: { opts: DaemonOptions; store: Conf
           liveChannels: forwardPort((): ReadonlyMap<string, number> => new Map()),
           eslConnected: forwardPort(() => false),
           callbacks: forwardPort(() => NO_CALLBACKS),
+          waits: forwardPort((): WaitingFigures => ({ waiting: new Map(), ended: { taken: 0, timeout: 0, full: 0, abandoned: 0 }, waitedMs: 0 })),
         }
         const metrics = createMetrics({
           prefix: cfg.http.prefix,
@@ -192,6 +193,7 @@ function daemonParts({ opts, store, logger }: { opts: DaemonOptions; store: Conf
               return { bytes: j.segmentBytes, deadLetters: j.deadLetters, pendingResults: j.pendingResults, openRequests: j.openRequests, writeErrors: j.writeErrors }
             },
             recordings: () => recordings.stats(),
+            waits: readings.waits.call,
           },
         })
         return ok({ offers: { metrics, readings }, stop: () => metrics.close() })
@@ -304,7 +306,7 @@ function daemonParts({ opts, store, logger }: { opts: DaemonOptions; store: Conf
         }
         return ok({ offers: { callbacks }, stop })
       })
-      .then('engine', ({ pbx, channels, callbacks, cluster, engineCounts, journal, resultJournal, simulator }) => {
+      .then('engine', ({ pbx, channels, callbacks, cluster, engineCounts, journal, resultJournal, simulator, readings }) => {
         const engine = createEngine({
           pbx,
           channels,
@@ -321,6 +323,7 @@ function daemonParts({ opts, store, logger }: { opts: DaemonOptions; store: Conf
           ...(simulator !== undefined ? { timeScale: opts.simulatorTimeScale ?? 1 } : {}),
         })
         engineCounts.bind((d) => engine.inUse(d))
+        readings.waits.bind(() => engine.waitFigures())
         // A request without callback_url is over once its outcome is known (with one, its result record ends it).
         engine.onOutcome((o) => void resultJournal.ended(o.requestId))
         // Idempotency-Key replies of the last 24 h, as the journal kept them across restarts; keys of

@@ -9,7 +9,7 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
 import { API_OPERATIONS, IVR_FETCH_KINDS, IVR_FETCH_OUTCOMES, SUCCESS, XMLCURL_OUTCOMES, XMLCURL_SECTIONS } from './known-labels.js'
 import { domainLabel } from './labels.js'
-import type { MetricSources, RecordingFigures } from './sources.js'
+import type { MetricSources, RecordingFigures, WaitingFigures } from './sources.js'
 
 /** Request latencies: 1 ms to 10 s (an originate waits for FreeSWITCH's acceptance). */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
@@ -128,6 +128,8 @@ function follow<L extends string>(counter: Counter<L>, labels: Partial<Record<L,
 }
 
 const NO_RECORDINGS: RecordingFigures = { started: 0, completed: 0, failed: 0, bytesWritten: 0, onDisk: 0 }
+const NO_WAITS: WaitingFigures = { waiting: new Map(), ended: { taken: 0, timeout: 0, full: 0, abandoned: 0 }, waitedMs: 0 }
+const WAIT_ENDS = ['taken', 'timeout', 'full', 'abandoned'] as const
 
 export function collectedFamilies(registers: Registry[], sources: MetricSources): void {
   const now = sources.now ?? Date.now
@@ -237,6 +239,39 @@ export function collectedFamilies(registers: Registry[], sources: MetricSources)
     registers,
     collect() {
       this.set(recordingFigures().onDisk)
+    },
+  })
+  const waitFigures = (): WaitingFigures => sources.waits?.() ?? NO_WAITS
+  new Gauge({
+    name: 'cod_requests_waiting',
+    help: 'Requests waiting for a free channel now (their wait_ms), per domain',
+    labelNames: ['domain'],
+    registers,
+    collect() {
+      this.reset()
+      const configured = new Set(sources.domains().map((d) => d.name.toLowerCase()))
+      for (const name of configured) this.set({ domain: name }, 0)
+      for (const [domain, n] of waitFigures().waiting) this.inc({ domain: domainLabel(domain, configured) }, n)
+    },
+  })
+  const waitsSeen = new Map<string, number>()
+  new Counter({
+    name: 'cod_channel_waits_total',
+    help: 'Waits for a free channel by how they ended: taken (placed), timeout (wait_ms passed), full (limits.max_waiting), abandoned (the client went away, or the daemon stopped)',
+    labelNames: ['outcome'],
+    registers,
+    collect() {
+      const w = waitFigures()
+      for (const outcome of WAIT_ENDS) follow(this, { outcome }, waitsSeen, outcome, w.ended[outcome])
+    },
+  })
+  const waitedSeen = new Map<string, number>()
+  new Counter({
+    name: 'cod_channel_wait_seconds_total',
+    help: 'Seconds requests spent waiting for a free channel, in all (divided by cod_channel_waits_total: the mean wait)',
+    registers,
+    collect() {
+      follow(this, {}, waitedSeen, 'seconds', waitFigures().waitedMs / 1000)
     },
   })
   const writeErrorsSeen = new Map<string, number>()

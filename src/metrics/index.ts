@@ -14,7 +14,7 @@ import type { IvrFetchKind } from './known-labels.js'
 import { domainLabel, routeLabel, statusLabel } from './labels.js'
 import type { MetricSources } from './sources.js'
 
-export type { MetricSources, CallbackFigures, DomainLimit, JournalFigures, RecordingFigures } from './sources.js'
+export type { MetricSources, CallbackFigures, DomainLimit, JournalFigures, RecordingFigures, WaitingFigures } from './sources.js'
 export { countingFetcher } from './ivr-fetches.js'
 export { metricsRouter, METRICS_PATH } from './router.js'
 

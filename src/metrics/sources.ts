@@ -44,6 +44,16 @@ export interface RecordingFigures {
   readonly onDisk: number
 }
 
+/** origination/channel-wait.ts WaitFigures has this shape. */
+export interface WaitingFigures {
+  /** Requests waiting now, per lower-case domain. */
+  readonly waiting: ReadonlyMap<string, number>
+  /** Since start: waits by how they ended (taken, timeout, full, abandoned). */
+  readonly ended: Readonly<Record<'taken' | 'timeout' | 'full' | 'abandoned', number>>
+  /** Since start: the time all waits took, ms. */
+  readonly waitedMs: number
+}
+
 export interface MetricSources {
   /** The configured domains and their channel_limit (read at each scrape: SIGHUP applies). */
   domains(): readonly DomainLimit[]
@@ -54,6 +64,8 @@ export interface MetricSources {
   journal(): JournalFigures
   /** The recording store (issue 28); absent: every recording figure is 0. */
   recordings?(): RecordingFigures
+  /** Requests waiting for a free channel (issue 31, origination/channel-wait.ts); absent: none. */
+  waits?(): WaitingFigures
   /** Wall clock (ms); Date.now by default. */
   now?: () => number
 }

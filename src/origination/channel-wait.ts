@@ -33,15 +33,32 @@ interface Waiter {
   readonly cancelTimer: () => void
 }
 
+/** What the metrics read (src/metrics: cod_requests_waiting, cod_channel_waits_total, cod_channel_wait_seconds_total). */
+export interface WaitFigures {
+  /** Requests waiting now, per lower-case domain. */
+  readonly waiting: ReadonlyMap<string, number>
+  /** Since start: waits by how they ended, and the time they took in all (ms). */
+  readonly ended: Readonly<Record<WaitEnd, number>>
+  readonly waitedMs: number
+}
+
 export class ChannelWaits {
   private readonly queues = new Map<string, Waiter[]>()
   private stopRetry: (() => void) | undefined
+  private readonly ended: Record<WaitEnd, number> = { taken: 0, timeout: 0, full: 0, abandoned: 0 }
+  private waitedMs = 0
 
   constructor(private readonly clock: Clock) {}
 
   /** Requests waiting in this domain now. */
   waiting(domain: string): number {
     return this.queues.get(domain.toLowerCase())?.length ?? 0
+  }
+
+  figures(): WaitFigures {
+    const waiting = new Map<string, number>()
+    for (const [domain, queue] of this.queues) waiting.set(domain, queue.length)
+    return { waiting, ended: { ...this.ended }, waitedMs: this.waitedMs }
   }
 
   /** Whether a request that does not wait may take a channel now (no one is waiting ahead of it). */
@@ -56,13 +73,22 @@ export class ChannelWaits {
   wait(domain: string, waitMs: number, maxWaiting: number, tryTake: () => boolean, abandon?: AbortSignal): Promise<WaitEnd> {
     const key = domain.toLowerCase()
     const queue = this.queues.get(key) ?? []
-    if (queue.length >= maxWaiting) return Promise.resolve('full')
-    if (abandon?.aborted === true) return Promise.resolve('abandoned')
+    if (queue.length >= maxWaiting) {
+      this.ended.full++
+      return Promise.resolve('full')
+    }
+    if (abandon?.aborted === true) {
+      this.ended.abandoned++
+      return Promise.resolve('abandoned')
+    }
+    const since = this.clock.now()
     return new Promise<WaitEnd>((resolve) => {
       let over = false
       const finish = (end: WaitEnd): void => {
         if (over) return
         over = true
+        this.ended[end]++
+        this.waitedMs += this.clock.now() - since
         waiter.cancelTimer()
         abandon?.removeEventListener('abort', onAbort)
         this.remove(key, waiter)

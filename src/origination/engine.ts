@@ -27,7 +27,7 @@ import { admit, type SharedLimit } from './admission.js'
 import { createAttempts } from './attempt.js'
 import { createLegCanceller } from './cancel.js'
 import { ChannelLimiter } from './channel-limit.js'
-import { ChannelWaits } from './channel-wait.js'
+import { ChannelWaits, type WaitFigures } from './channel-wait.js'
 import { createContactLookup } from './contacts.js'
 import { destinationSlots } from './destination-legs.js'
 import { createGroupCalls } from './group-call.js'
@@ -84,6 +84,8 @@ export interface Engine extends OriginationEngine {
   inUse(domain: string): number
   /** Requests of the domain waiting for a free channel now (their wait_ms: channel-wait.ts). */
   waiting(domain: string): number
+  /** The waits' figures for the metrics. */
+  waitFigures(): WaitFigures
   /**
    * The dialplan asks before it bridges a request's answered leg to its destination
    * (xmlcurl/bridge-gate.ts BridgeGate): true while the request holds channels for it; for a
@@ -209,6 +211,7 @@ export function createEngine(deps: EngineDeps): Engine {
     originate,
     inUse: (domain) => limiter.inUse(domain),
     waiting: (domain) => waits.waiting(domain),
+    waitFigures: () => waits.figures(),
     mayBridge(domain, requestId, callerUuid) {
       if (limiter.destinationSlots(requestId) !== undefined) return true
       const limit = runtime().directory.domain(domain)?.config.channel_limit

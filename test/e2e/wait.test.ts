@@ -77,6 +77,11 @@ t.test('a burst waits for its channels, first come first served, never above the
   t.ok(peak <= 20, `the live channels never exceeded the limit (peak ${peak} of 20)`)
   await waitFor('a result for every placed call', () => ok.every((r) => results.has(r.requestId)), 30_000)
   t.equal(results.size, ok.length, 'every admitted call was placed, and nothing else')
+  const scrape = await (await fetch(`${daemon.baseUrl}/metrics`)).text()
+  const value = (series: string): number => Number(new RegExp(`^${series.replace(/[{}"]/g, (c) => `\\${c}`)} (\\S+)$`, 'm').exec(scrape)?.[1] ?? NaN)
+  t.ok(value('cod_channel_waits_total{outcome="taken"}') >= 1, `the waits that were placed are counted (${value('cod_channel_waits_total{outcome="taken"}')})`)
+  t.ok(value('cod_channel_wait_seconds_total') > 0, 'and the time they waited')
+  t.equal(value('cod_requests_waiting{domain="example.test"}'), 0, 'nobody waits any more')
 
   await t.test('a request that may not wait long enough is refused after its wait, nothing placed', async (t) => {
     // Ten calls fill the domain for a while (bob's leg and a number that talks 4 s = 200 ms here;

@@ -27,6 +27,9 @@ export const FAMILIES = [
   'cod_recordings_total',
   'cod_recording_bytes_total',
   'cod_recordings_on_disk',
+  'cod_requests_waiting',
+  'cod_channel_waits_total',
+  'cod_channel_wait_seconds_total',
   // Process figures (prom-client's defaults).
   'process_cpu_seconds_total',
   'process_resident_memory_bytes',
@@ -63,6 +66,9 @@ export const FIRST_SCRAPE_SERIES: readonly string[] = [
   ...['started', 'completed', 'failed'].map((outcome) => `cod_recordings_total{outcome="${outcome}"}`),
   'cod_recording_bytes_total',
   'cod_recordings_on_disk',
+  'cod_requests_waiting{domain="example.test"}',
+  ...['taken', 'timeout', 'full', 'abandoned'].map((outcome) => `cod_channel_waits_total{outcome="${outcome}"}`),
+  'cod_channel_wait_seconds_total',
   ...['directory', 'dialplan', 'configuration', 'phrases', 'other'].flatMap((section) => [
     `cod_xmlcurl_duration_seconds_count{section="${section}"}`,
     ...['found', 'not_found', 'refused', 'error'].map((outcome) => `cod_xmlcurl_requests_total{section="${section}",outcome="${outcome}"}`),
