@@ -88,12 +88,6 @@ export function callSchemas(): Record<string, JsonObject> {
       additionalProperties: false,
       properties: { result_code: { const: 0 }, call: ref('schemas', 'Call') },
     },
-    CommandDone: {
-      type: 'object',
-      required: ['result_code'],
-      additionalProperties: false,
-      properties: { result_code: { const: 0 } },
-    },
     ...commands,
   }
 }
@@ -149,7 +143,7 @@ export function callPaths(prefix: string): Record<string, JsonObject> {
           content: jsonContent(ref('schemas', `Call${name[0]?.toUpperCase() ?? ''}${name.slice(1)}Request`)),
         },
         responses: {
-          '200': { description: 'FreeSWITCH accepted the command.', headers, content: jsonContent(ref('schemas', 'CommandDone')) },
+          '200': { description: 'FreeSWITCH accepted the command.', headers, content: jsonContent(ref('schemas', 'Done')) },
           ...errorResponses([
             ...ONE_CALL,
             'invalid_parameter',

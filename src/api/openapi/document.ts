@@ -191,6 +191,13 @@ export function buildOpenApiDocument(opts: { readonly prefix: string }): JsonObj
             },
           },
         },
+        // `{"result_code":0}`: a command done, a recording deleted (the live calls', the recordings' routes).
+        Done: {
+          type: 'object',
+          required: ['result_code'],
+          additionalProperties: false,
+          properties: { result_code: { const: 0 } },
+        },
         TicketReply: {
           type: 'object',
           required: ['result_code', 'ticket'],

@@ -69,12 +69,6 @@ export function recordingSchemas(): Record<string, JsonObject> {
       additionalProperties: false,
       properties: { result_code: { const: 0 }, recording: ref('schemas', 'Recording') },
     },
-    DoneReply: {
-      type: 'object',
-      required: ['result_code'],
-      additionalProperties: false,
-      properties: { result_code: { const: 0 } },
-    },
   }
 }
 
@@ -109,7 +103,7 @@ export function recordingPaths(prefix: string): Record<string, JsonObject> {
         tags: ['recordings'],
         summary: 'Deletes a recording: its audio and its record',
         security: BASIC,
-        responses: { '200': { description: 'Deleted.', headers, content: jsonContent(ref('schemas', 'DoneReply')) }, ...errorResponses(ONE_RECORDING) },
+        responses: { '200': { description: 'Deleted.', headers, content: jsonContent(ref('schemas', 'Done')) }, ...errorResponses(ONE_RECORDING) },
       },
     },
     [`${prefix}/recordings/{id}/audio`]: {
