@@ -4,19 +4,13 @@
  * schema written here beside CallView (CTI's channel view; a test checks the routes' replies
  * against it), and the error replies from the catalogue.
  */
-import { z } from 'zod'
 import { commandSchemas, listQuerySchema, type CallCommandName } from '../calls/schema.js'
 import type { ApiErrorId } from '../errors.js'
 import { LISTENER_ERROR_IDS, errorResponses } from './errors.js'
-import { ref, type JsonObject } from './json.js'
+import { BASIC_AUTH, jsonContent, ref, type JsonObject } from './json.js'
+import { jsonSchemaOf, queryParametersOf } from './zod-json.js'
 
-const BASIC = [{ basicAuth: [] }]
 const ONE_CALL: readonly ApiErrorId[] = ['unauthorized', 'channel_not_found', ...LISTENER_ERROR_IDS]
-const jsonContent = (schema: JsonObject): JsonObject => ({ 'application/json': { schema } })
-const toJson = (schema: z.ZodType): JsonObject => {
-  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io: 'input', target: 'draft-2020-12' }) as JsonObject
-  return rest
-}
 
 const uuidParameter: JsonObject = {
   name: 'uuid',
@@ -26,23 +20,11 @@ const uuidParameter: JsonObject = {
   schema: { type: 'string' },
 }
 
-/** The list's query parameters, one per field of its zod schema. */
-function queryParameters(): JsonObject[] {
-  const schema = toJson(listQuerySchema) as { properties?: Record<string, JsonObject> }
-  return Object.entries(schema.properties ?? {}).map(([name, { description, ...rest }]) => ({
-    name,
-    in: 'query',
-    required: false,
-    ...(typeof description === 'string' ? { description } : {}),
-    schema: rest,
-  }))
-}
-
 const nullable = (type: string, extra: JsonObject = {}): JsonObject => ({ type: [type, 'null'], ...extra })
 
 export function callSchemas(): Record<string, JsonObject> {
   const commands = Object.fromEntries(
-    (Object.keys(commandSchemas) as CallCommandName[]).map((name) => [`Call${name[0]?.toUpperCase() ?? ''}${name.slice(1)}Request`, toJson(commandSchemas[name])]),
+    (Object.keys(commandSchemas) as CallCommandName[]).map((name) => [`Call${name[0]?.toUpperCase() ?? ''}${name.slice(1)}Request`, jsonSchemaOf(commandSchemas[name])]),
   )
   return {
     Call: {
@@ -109,8 +91,8 @@ export function callPaths(prefix: string): Record<string, JsonObject> {
         operationId: 'list_calls',
         tags: ['live calls'],
         summary: "The domain's live legs",
-        security: BASIC,
-        parameters: queryParameters(),
+        security: BASIC_AUTH,
+        parameters: queryParametersOf(listQuerySchema),
         responses: {
           '200': { description: 'The live legs.', headers, content: jsonContent(ref('schemas', 'CallList')) },
           ...errorResponses(['invalid_parameter', 'unauthorized', 'user_not_found', ...LISTENER_ERROR_IDS]),
@@ -123,7 +105,7 @@ export function callPaths(prefix: string): Record<string, JsonObject> {
         operationId: 'get_call',
         tags: ['live calls'],
         summary: 'One live leg',
-        security: BASIC,
+        security: BASIC_AUTH,
         responses: { '200': { description: 'The leg.', headers, content: jsonContent(ref('schemas', 'CallReply')) }, ...errorResponses(ONE_CALL) },
       },
     },
@@ -136,7 +118,7 @@ export function callPaths(prefix: string): Record<string, JsonObject> {
         operationId: `${name}_call`,
         tags: ['live calls'],
         summary: schema.description ?? name,
-        security: BASIC,
+        security: BASIC_AUTH,
         requestBody: {
           required: false,
           description: 'A JSON object; may be left out when it would be empty.',

@@ -14,7 +14,7 @@ import { callbackBodySchema, callbackPathItem } from './callback.js'
 import { noticePathItems, noticeSchemas } from './notices.js'
 import { domainRulesText } from './domain-rules.js'
 import { ALL_ERROR_IDS, LISTENER_ERROR_IDS, errorCatalogueSchema, errorResponses } from './errors.js'
-import { ref, type JsonObject } from './json.js'
+import { BASIC_AUTH, jsonContent, ref, type JsonObject } from './json.js'
 import { recordingPaths, recordingSchemas, RECORDING_ROUTE_ERROR_IDS } from './recordings.js'
 import { callPaths, callSchemas, CALL_ROUTE_ERROR_IDS } from './calls.js'
 import { hasCallbackUrl, requestSchemaName, requestSchemas } from './requests.js'
@@ -43,10 +43,8 @@ const TICKET_ERROR_IDS: readonly ApiErrorId[] = [
   ...LISTENER_ERROR_IDS,
 ]
 
-const BASIC = [{ basicAuth: [] }]
 const NO_AUTH: JsonObject[] = []
 
-const jsonContent = (schema: JsonObject): JsonObject => ({ 'application/json': { schema } })
 
 function operationPath(operation: Operation, request: JsonObject): JsonObject {
   const description = typeof request['description'] === 'string' ? request['description'] : ''
@@ -55,7 +53,7 @@ function operationPath(operation: Operation, request: JsonObject): JsonObject {
     tags: ['calls'],
     summary: description.split('. ')[0] ?? operation,
     description: description + domainRulesText(operation),
-    security: BASIC,
+    security: BASIC_AUTH,
     parameters: [ref('parameters', 'IdempotencyKey')],
     requestBody: { required: true, content: jsonContent(ref('schemas', requestSchemaName(operation))) },
     responses: {
@@ -88,7 +86,7 @@ export function buildOpenApiDocument(opts: { readonly prefix: string }): JsonObj
       tags: ['cti'],
       summary: 'A one-time ticket for one exact ws_cti URI, for a browser that must not hold an API token',
       description: `The browser then opens \`${opts.prefix}/ws_cti?...&ticket=<ticket>\` (WebSocket, docs/cti.md). A ticket is consumed by its first presentation and expires after cti.ticket_ttl_ms.${domainRulesText('gen_ws_ticket')}`,
-      security: BASIC,
+      security: BASIC_AUTH,
       requestBody: { required: true, content: jsonContent(ref('schemas', requestSchemaName('gen_ws_ticket'))) },
       responses: {
         '200': { description: 'The ticket.', headers: { 'X-Request-Id': ref('headers', 'XRequestId') }, content: jsonContent(ref('schemas', 'TicketReply')) },

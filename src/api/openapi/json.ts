@@ -8,6 +8,12 @@ export interface JsonObject {
   [key: string]: Json
 }
 
+/** A JSON body of this schema (a request's or a reply's `content`). */
+export const jsonContent = (schema: JsonObject): JsonObject => ({ 'application/json': { schema } })
+
+/** An operation's `security`: HTTP Basic, the domain and one of its API tokens. */
+export const BASIC_AUTH = [{ basicAuth: [] }]
+
 /** A reference to `#/components/<kind>/<name>`. */
 export const ref = (kind: 'schemas' | 'responses' | 'parameters' | 'headers' | 'pathItems' | 'securitySchemes', name: string): JsonObject => ({
   $ref: `#/components/${kind}/${name}`,

@@ -4,15 +4,13 @@
  * written here beside RecordingView (a test checks the routes' replies against it), and the
  * error replies from the catalogue.
  */
-import { z } from 'zod'
 import type { ApiErrorId } from '../errors.js'
 import { listQuerySchema } from '../recordings/schema.js'
 import { LISTENER_ERROR_IDS, errorResponses } from './errors.js'
-import { ref, type JsonObject } from './json.js'
+import { BASIC_AUTH, jsonContent, ref, type JsonObject } from './json.js'
+import { queryParametersOf } from './zod-json.js'
 
-const BASIC = [{ basicAuth: [] }]
 const ONE_RECORDING: readonly ApiErrorId[] = ['unauthorized', 'recording_not_found', ...LISTENER_ERROR_IDS]
-const jsonContent = (schema: JsonObject): JsonObject => ({ 'application/json': { schema } })
 
 const idParameter: JsonObject = {
   name: 'id',
@@ -20,18 +18,6 @@ const idParameter: JsonObject = {
   required: true,
   description: "The recording's id (a UUID the daemon made). Another domain's id answers as a missing one: recording_not_found.",
   schema: { type: 'string' },
-}
-
-/** The list's query parameters, one per field of its zod schema. */
-function queryParameters(): JsonObject[] {
-  const schema = z.toJSONSchema(listQuerySchema, { io: 'input', target: 'draft-2020-12' }) as { properties?: Record<string, JsonObject> }
-  return Object.entries(schema.properties ?? {}).map(([name, { description, ...rest }]) => ({
-    name,
-    in: 'query',
-    required: false,
-    ...(typeof description === 'string' ? { description } : {}),
-    schema: rest,
-  }))
 }
 
 export function recordingSchemas(): Record<string, JsonObject> {
@@ -81,8 +67,8 @@ export function recordingPaths(prefix: string): Record<string, JsonObject> {
         operationId: 'list_recordings',
         tags: ['recordings'],
         summary: "The domain's recordings, newest first",
-        security: BASIC,
-        parameters: queryParameters(),
+        security: BASIC_AUTH,
+        parameters: queryParametersOf(listQuerySchema),
         responses: {
           '200': { description: 'A page; `next` gives the following one.', headers, content: jsonContent(ref('schemas', 'RecordingList')) },
           ...errorResponses(['invalid_parameter', 'unauthorized', ...LISTENER_ERROR_IDS]),
@@ -95,14 +81,14 @@ export function recordingPaths(prefix: string): Record<string, JsonObject> {
         operationId: 'get_recording',
         tags: ['recordings'],
         summary: "One recording's record",
-        security: BASIC,
+        security: BASIC_AUTH,
         responses: { '200': { description: 'The record.', headers, content: jsonContent(ref('schemas', 'RecordingReply')) }, ...errorResponses(ONE_RECORDING) },
       },
       delete: {
         operationId: 'delete_recording',
         tags: ['recordings'],
         summary: 'Deletes a recording: its audio and its record',
-        security: BASIC,
+        security: BASIC_AUTH,
         responses: { '200': { description: 'Deleted.', headers, content: jsonContent(ref('schemas', 'Done')) }, ...errorResponses(ONE_RECORDING) },
       },
     },
@@ -114,7 +100,7 @@ export function recordingPaths(prefix: string): Record<string, JsonObject> {
         summary: "A completed recording's audio (WAV, one party per stereo channel)",
         description:
           'One `Range` (`bytes=a-b`, `bytes=a-`, `bytes=-n`) is answered with 206 and `Content-Range`; several ranges, or one that is not understood, with the whole file; one that starts beyond the end with 416. A recording still running or failed has no audio: recording_not_found.',
-        security: BASIC,
+        security: BASIC_AUTH,
         parameters: [{ name: 'Range', in: 'header', required: false, description: 'One byte range.', schema: { type: 'string' } }],
         responses: {
           '200': { description: 'The whole file.', headers: { ...headers, 'Content-Length': { schema: { type: 'integer' } }, 'Accept-Ranges': { schema: { const: 'bytes' } } }, content: wav },

@@ -10,6 +10,7 @@ import type { Operation } from '../../origination/plan.js'
 import { REQUEST_SCHEMAS } from '../operations/index.js'
 import { wsCtiUriPattern } from '../schema/forms.js'
 import type { JsonObject } from './json.js'
+import { jsonSchemaOf } from './zod-json.js'
 
 /** cti/query.ts MAX_URI_LENGTH. */
 const MAX_TICKET_URI_LENGTH = 2048
@@ -27,12 +28,6 @@ const ticketRequest = (prefix: string) =>
         ),
     })
     .describe('Asks for a one-time ticket, valid for exactly this ws_cti URI, for cti.ticket_ttl_ms (default 10 s).')
-
-/** One zod schema as a JSON Schema fit for `components.schemas` (no `$schema` of its own). */
-function jsonSchemaOf(schema: z.ZodType): JsonObject {
-  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io: 'input', target: 'draft-2020-12' }) as JsonObject
-  return rest
-}
 
 /** `components.schemas` name of each operation's request body. */
 export const requestSchemaName = (operation: Operation | 'gen_ws_ticket'): string =>
