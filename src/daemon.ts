@@ -376,7 +376,7 @@ function daemonParts({ opts, store, logger }: { opts: DaemonOptions; store: Conf
       })
       // A group's ticketing system hears of each call made for the group (callbacks/tickets.ts), and a
       // request's status_callback_url of its call's life (callbacks/status-events.ts).
-      .then('call notices', ({ engine, channels, callbacks }) => {
+      .then('call notices', ({ engine, channels, callbacks, resultJournal }) => {
         const tickets = followTickets({
           onAccepted: (l) => engine.onAccepted(l),
           onOutcome: (l) => engine.onOutcome(l),
@@ -386,11 +386,17 @@ function daemonParts({ opts, store, logger }: { opts: DaemonOptions; store: Conf
           logger: logger.child({ part: 'tickets' }),
         })
         // A request's status events (callbacks/status-events.ts), from the same channel model.
+        // Requests an earlier run was following are taken up where their journal records stop; a
+        // request still open gets its result from recovery (engine.recover above).
+        const replay = resultJournal.replay()
+        const open = new Set(replay.openRequests.map((r) => r.requestId))
         const status = followStatusEvents({
           onAccepted: (l) => engine.onAccepted(l),
           onOutcome: (l) => engine.onOutcome(l),
           channels,
           notify: (domain, url, body, meta) => void callbacks.notify(domain, url, body, meta),
+          resume: { following: replay.statusFollowing ?? [], settled: (requestId) => !open.has(requestId) },
+          followed: (requestId) => void resultJournal.followed(requestId),
           logger: logger.child({ part: 'status-events' }),
         })
         return ok({

@@ -275,7 +275,7 @@ export function createApp(deps: AppDeps): Koa {
           return
         }
         // The call is placed: durable before the 200 (group commit) when a crash could lose
-        // something of it, its result or its key (journal/types.ts acceptedIsUrgent).
+        // something of it, its result, its key or its status events (journal/types.ts acceptedIsUrgent).
         const p = plan.value
         const replyBody = placedReply(accepted.value.uuids)
         reply = JSON.stringify(replyBody)
@@ -287,6 +287,8 @@ export function createApp(deps: AppDeps): Koa {
           ...(p.callbackUrl !== undefined ? { callbackUrl: p.callbackUrl } : {}),
           answerDeadlineAt: Date.now() + p.answerTimeoutSec * 1000,
           ...(key.value !== undefined ? { idempotency: { key: key.value, bodyDigest: digest, reply } } : {}),
+          // Its status events are followed across a restart from this (callbacks/status-events.ts).
+          ...(p.status !== undefined ? { status: p.status } : {}),
         }
         const durable = deps.journal?.accepted(record)
         if (acceptedIsUrgent(record)) await durable

@@ -172,13 +172,20 @@ export class CallbackDispatcher implements CallbackSink {
   /**
    * Hands over a notice (not a final result: NoticeFields). Never blocks and never throws, as
    * deliver(). `orderKey`: notices with the same key are delivered one at a time, in the order
-   * they were handed over. Resolves once the notice is durable (callers need not wait).
+   * they were handed over. `status`: a status event's leg, event and sequence, which the journal
+   * keeps as its request's progress (journal/types.ts StatusFollowing). Resolves once the notice is durable (callers need not wait).
    */
   notify(
     domain: string,
     url: string,
     body: string,
-    meta: { readonly requestId: string; readonly kind: NoticeFields['kind']; readonly signer?: string; readonly orderKey?: string },
+    meta: {
+      readonly requestId: string
+      readonly kind: NoticeFields['kind']
+      readonly signer?: string
+      readonly orderKey?: string
+      readonly status?: NoticeFields['status']
+    },
   ): Promise<void> {
     try {
       const requestId = HEADER_SAFE.test(meta.requestId) ? meta.requestId : encodeURIComponent(meta.requestId).slice(0, 200) || 'unknown'
@@ -188,7 +195,12 @@ export class CallbackDispatcher implements CallbackSink {
         this.nextSeq.set(meta.orderKey, seq + 1)
         order = { key: meta.orderKey, seq }
       }
-      const notice: NoticeFields = { kind: meta.kind, ...(meta.signer !== undefined ? { signer: meta.signer } : {}), ...(order !== undefined ? { order } : {}) }
+      const notice: NoticeFields = {
+        kind: meta.kind,
+        ...(meta.signer !== undefined ? { signer: meta.signer } : {}),
+        ...(order !== undefined ? { order } : {}),
+        ...(meta.status !== undefined ? { status: meta.status } : {}),
+      }
       const record = { deliveryId: randomUUID(), requestId, domain, url, body, createdAt: this.now(), notice }
       this.journaling++
       // Called now (not after an await): notices of one key are journaled in their order.

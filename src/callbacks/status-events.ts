@@ -16,12 +16,17 @@
  * delivered one at a time in that order (the dispatcher's order key). Signed with the domain's
  * callback_secret, durable and retried as every notice. The result callback is unchanged.
  *
- * What is known of a request lives here from its acceptance until its last leg completed. A
- * daemon restarted in the middle of a call does not go on with that call's events (docs/events.md
- * says so); the ones already handed over are kept and sent.
+ * What is known of a request lives here from its acceptance until its last leg completed, and in
+ * the journal (journal/types.ts StatusFollowing): its subscription from the `accepted` record and
+ * each event handed over from its notice record. A daemon restarted in the middle of a call takes
+ * the request up from there (`resume`): once the channel model has re-read FreeSWITCH's channels,
+ * each leg's events go on from where they stopped (what happened while the daemon was away is
+ * told then, in a call's order), the sequence goes on without a gap or a repeat, and a leg that
+ * ended while nobody listened gets its `completed` with `ended_unobserved: true` and null figures
+ * (FreeSWITCH's CDR has them). When every leg has completed, `followed` lets the journal forget it.
  */
 import type { ChannelChange, ChannelModel, ChannelRecord } from '../channels/index.js'
-import type { NoticeFields } from '../journal/types.js'
+import type { NoticeFields, StatusFollowing } from '../journal/types.js'
 import type { StatusEventName } from '../origination/plan.js'
 import type { RequestAccepted, RequestOutcome } from '../origination/requests.js'
 import type { Logger } from '../util/logger.js'
@@ -29,14 +34,20 @@ import type { Logger } from '../util/logger.js'
 export interface StatusEventDeps {
   readonly onAccepted: (listener: (a: RequestAccepted) => void) => () => void
   readonly onOutcome: (listener: (o: RequestOutcome) => void) => () => void
-  readonly channels: Pick<ChannelModel, 'onChange' | 'ofRequest'>
+  readonly channels: Pick<ChannelModel, 'onChange' | 'ofRequest' | 'get' | 'onResynced' | 'resync'>
   readonly notify: (
     domain: string,
     url: string,
     body: string,
-    meta: { readonly requestId: string; readonly kind: NoticeFields['kind']; readonly orderKey?: string },
+    meta: { readonly requestId: string; readonly kind: NoticeFields['kind']; readonly orderKey?: string; readonly status?: NoticeFields['status'] },
   ) => void
   readonly logger: Logger
+  /** What an earlier run left (the journal's replay), and whether each request's result was known then. */
+  readonly resume?: { readonly following: readonly StatusFollowing[]; readonly settled: (requestId: string) => boolean }
+  /** Every leg of the request has completed: the journal may forget its progress. */
+  readonly followed?: (requestId: string) => void
+  /** Wall clock (epoch ms) for the timestamp of a `completed` nobody observed. Default Date.now. */
+  readonly now?: () => number
 }
 
 type LegRole = 'origin' | 'destination'
@@ -44,14 +55,14 @@ type LegRole = 'origin' | 'destination'
 /** Who ended a leg's call, as far as FreeSWITCH tells (docs/events.md "hangup_by"). */
 export type HangupBy = 'origin' | 'destination' | 'api' | 'system'
 
+/** The events a leg tells itself (`bridged` is the request's, told once). */
+type LegEvent = Exclude<StatusEventName, 'bridged'>
+
 /** What one leg has told so far: each event at most once. */
-interface LegSeen {
-  readonly role: LegRole
-  initiated: boolean
-  ringing: boolean
-  answered: boolean
-  completed: boolean
-}
+type LegSeen = { readonly role: LegRole } & Record<LegEvent, boolean>
+
+const LEG_EVENTS: ReadonlySet<string> = new Set<LegEvent>(['initiated', 'ringing', 'answered', 'completed'])
+const STATUS_EVENTS: ReadonlySet<string> = new Set<StatusEventName>(['initiated', 'ringing', 'answered', 'bridged', 'completed'])
 
 interface Followed {
   readonly requestId: string
@@ -96,22 +107,38 @@ const wholeSeconds = (ms: number): number => Math.max(0, Math.floor(ms / 1000))
 
 export function followStatusEvents(deps: StatusEventDeps): { close(): void } {
   const followed = new Map<string, Followed>()
+  const now = deps.now ?? Date.now
 
-  const send = (f: Followed, event: StatusEventName, ch: ChannelRecord, role: LegRole, fields: Record<string, unknown> = {}): void => {
+  /** Numbers and hands over one event; `fields` after the common ones. */
+  const post = (f: Followed, event: StatusEventName, uuid: string, role: LegRole, fields: Record<string, unknown>): void => {
     if (!f.wanted.has(event)) return
     f.sequence += 1
-    const body = JSON.stringify({
-      event,
-      request_id: f.requestId,
-      uuid: ch.uuid,
-      leg: role,
-      sequence: f.sequence,
+    const body = JSON.stringify({ event, request_id: f.requestId, uuid, leg: role, sequence: f.sequence, ...fields })
+    deps.notify(f.domain, f.url, body, { requestId: f.requestId, kind: 'status', orderKey: `status:${f.requestId}`, status: { uuid, event, sequence: f.sequence } })
+  }
+
+  const send = (f: Followed, event: StatusEventName, ch: ChannelRecord, role: LegRole, fields: Record<string, unknown> = {}): void =>
+    post(f, event, ch.uuid, role, {
       timestamp: event === 'completed' ? (ch.hangupAt ?? ch.stateAt) : ch.stateAt,
       party: { user_id: ch.userId ?? null, number: ch.gateway ? (ch.calledNumber ?? null) : null },
       end_user: ch.endUser ?? ch.peerEndUser ?? null,
       ...fields,
     })
-    deps.notify(f.domain, f.url, body, { requestId: f.requestId, kind: 'status', orderKey: `status:${f.requestId}` })
+
+  /** A leg that ended while the daemon was away: it is gone, and nothing else is known of its end. */
+  const sendUnobserved = (f: Followed, uuid: string, seen: LegSeen): void => {
+    seen.completed = true
+    post(f, 'completed', uuid, seen.role, {
+      timestamp: now(),
+      party: { user_id: null, number: null },
+      end_user: null,
+      duration_s: null,
+      billsec: null,
+      hangup_cause: null,
+      hangup_by: null,
+      answered_uuid: f.answeredUuid ?? null,
+      ended_unobserved: true,
+    })
   }
 
   const roleOf = (f: Followed, ch: ChannelRecord): LegRole | undefined =>
@@ -157,7 +184,8 @@ export function followStatusEvents(deps: StatusEventDeps): { close(): void } {
         duration_s: wholeSeconds(end - ch.offerAt),
         billsec: ch.answerAt === undefined ? 0 : wholeSeconds(end - ch.answerAt),
         hangup_cause: cause ?? 'NORMAL_CLEARING',
-        hangup_by: hangupByOf(role, cause, change?.event?.['variable_sip_hangup_disposition'], ch.peers.length > 0),
+        // A leg re-read after a restart has lost its peers; the request still knows it was bridged.
+        hangup_by: hangupByOf(role, cause, change?.event?.['variable_sip_hangup_disposition'], ch.peers.length > 0 || (f.bridged && f.answeredUuid === ch.uuid)),
         answered_uuid: f.answeredUuid ?? null,
       })
       endIfOver(f)
@@ -168,6 +196,71 @@ export function followStatusEvents(deps: StatusEventDeps): { close(): void } {
     if (!f.settled) return
     for (const seen of f.legs.values()) if (!seen.completed) return
     followed.delete(f.requestId)
+    deps.followed?.(f.requestId)
+  }
+
+  /** A request an earlier run followed, as far as its journal records go. */
+  const resumed = (p: StatusFollowing, settled: boolean): Followed => {
+    const f: Followed = {
+      requestId: p.requestId,
+      domain: p.domain,
+      url: p.status.url,
+      wanted: new Set(p.status.events.filter((e): e is StatusEventName => STATUS_EVENTS.has(e))),
+      origin: new Set(p.origin),
+      legs: new Map(),
+      sequence: p.sequence,
+      bridged: false,
+      answeredUuid: undefined,
+      settled,
+    }
+    for (const said of p.sent) {
+      const [uuid = '', event = ''] = said.split(' ')
+      // `bridged` is told on the answered originating leg.
+      if (event === 'bridged') {
+        f.bridged = true
+        f.answeredUuid = uuid
+        continue
+      }
+      if (!LEG_EVENTS.has(event)) continue
+      let seen = f.legs.get(uuid)
+      if (seen === undefined) {
+        seen = { role: f.origin.has(uuid) ? 'origin' : 'destination', initiated: false, ringing: false, answered: false, completed: false }
+        f.legs.set(uuid, seen)
+      }
+      seen[event as LegEvent] = true
+    }
+    return f
+  }
+
+  /** Once FreeSWITCH's channels are read again: each taken-up request's legs told up to now. */
+  const takeUp = (requests: readonly Followed[]): void => {
+    for (const f of requests) {
+      if (followed.get(f.requestId) !== f) continue
+      for (const ch of deps.channels.ofRequest(f.requestId)) catchUp(f, ch, undefined)
+      for (const [uuid, seen] of f.legs) if (!seen.completed && deps.channels.get(uuid) === undefined) sendUnobserved(f, uuid, seen)
+      endIfOver(f)
+    }
+  }
+
+  const taken: Followed[] = []
+  for (const p of deps.resume?.following ?? []) {
+    const f = resumed(p, deps.resume?.settled(p.requestId) ?? true)
+    followed.set(f.requestId, f)
+    taken.push(f)
+  }
+  let offResynced: () => void = () => undefined
+  if (taken.length > 0) {
+    deps.logger.info({ requests: taken.length }, 'status events: taking up the calls an earlier run followed')
+    let done = false
+    const once = (): void => {
+      if (done) return
+      done = true
+      offResynced()
+      takeUp(taken)
+    }
+    // Only a re-read that was applied says so (resync() may resolve for one a newer re-read overtook).
+    offResynced = deps.channels.onResynced(once)
+    void deps.channels.resync()
   }
 
   const offAccepted = deps.onAccepted((a) => {
@@ -210,7 +303,8 @@ export function followStatusEvents(deps: StatusEventDeps): { close(): void } {
       offAccepted()
       offOutcome()
       offChange()
-      if (followed.size > 0) deps.logger.info({ requests: followed.size }, 'status events: calls still up at stop are not followed to their end')
+      offResynced()
+      if (followed.size > 0) deps.logger.info({ requests: followed.size }, 'status events: calls still up at stop are taken up by the next start')
       followed.clear()
     },
   }

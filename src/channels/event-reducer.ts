@@ -169,6 +169,7 @@ export function applyEvent(table: ChannelTable, ev: FsEvent, ctx: ReducerContext
       break
     case 'CHANNEL_HANGUP':
     case 'CHANNEL_HANGUP_COMPLETE': {
+      answeredAsTheSwitchSays(ch, ev)
       const causeKnown = ch.hangupCause !== undefined
       ch.hangupCause ??= shared.of(nonEmpty(ev['Hangup-Cause']) ?? nonEmpty(ev[H.hangupCause]))
       if (ch.state !== 'hangup') {
@@ -181,6 +182,7 @@ export function applyEvent(table: ChannelTable, ev: FsEvent, ctx: ReducerContext
       break
     }
     case 'CHANNEL_DESTROY':
+      answeredAsTheSwitchSays(ch, ev)
       ch.hangupCause ??= shared.of(nonEmpty(ev['Hangup-Cause']) ?? nonEmpty(ev[H.hangupCause]))
       if (ch.state !== 'hangup') {
         ch.hangupAt = at
@@ -199,6 +201,20 @@ export function applyEvent(table: ChannelTable, ev: FsEvent, ctx: ReducerContext
   for (const [other, otherKind] of others) if (other !== ch) changes.push({ kind: otherKind, channel: other, event: ev })
   others.clear()
   return changes
+}
+
+/**
+ * A channel re-read after a restart (reconcile.ts) was seen answered but not when; its hangup
+ * events carry FreeSWITCH's own answer time (`Caller-Channel-Answered-Time`, 0 when it never
+ * answered), which then counts: a status event's billsec is FreeSWITCH's.
+ */
+function answeredAsTheSwitchSays(ch: MutableChannel, ev: FsEvent): void {
+  if (ch.answerAt !== undefined) return
+  const answeredAt = microsToMs(ev['Caller-Channel-Answered-Time'])
+  if (answeredAt !== undefined) {
+    ch.answered = true
+    ch.answerAt = answeredAt
+  }
 }
 
 /** The channel answered: at its answer time if the event gives it, and in its answered state unless past it already. */

@@ -218,6 +218,8 @@ export function mirrorJournal(inner: Journal, deps: MirrorDeps): ResultsMirror {
     // Said of every request once its outcome is known; only those without callback_url end with
     // it, and those are not mirrored (nothing to deliver): a result ends at its ack.
     ended: (id) => inner.ended(id),
+    // Not mirrored, as notices are not: a node takes its own calls' status events up after its restart.
+    followed: (id) => inner.followed(id),
     async result(rec) {
       await inner.result(rec)
       ridOfDelivery.set(rec.deliveryId, rec.requestId)

@@ -156,7 +156,14 @@ class FileJournal implements Journal {
   accepted(rec: AcceptedRequest): Promise<void> {
     // Unhurried when a crash could lose nothing of the request (types.ts acceptedIsUrgent): the API does not wait for it then.
     const idempotency = rec.idempotency !== undefined ? { idempotency: { ...rec.idempotency } } : {}
-    return this.append({ k: 'accepted', ...this.requestFields(rec), ...idempotency }, { unhurried: !acceptedIsUrgent(rec) })
+    const status = rec.status !== undefined ? { status: { url: rec.status.url, events: [...rec.status.events] } } : {}
+    return this.append({ k: 'accepted', ...this.requestFields(rec), ...idempotency, ...status }, { unhurried: !acceptedIsUrgent(rec) })
+  }
+
+  followed(requestId: string): Promise<void> {
+    // Unhurried: should a crash lose it, the next start takes the request up, finds its legs all
+    // told, and writes it again (callbacks/status-events.ts).
+    return this.append({ k: 'followed', at: this.now(), requestId }, { unhurried: true })
   }
 
   /** The fields an accepted request and an intent share (record.ts requestFields), stamped now. */

@@ -14,6 +14,7 @@ export function nullJournal(): Journal {
     unplaced: done,
     accepted: done,
     ended: done,
+    followed: done,
     result: done,
     notice: done,
     attempted: done,

@@ -31,7 +31,24 @@ const requestFields = {
   answerDeadlineAt: ms,
 }
 
-const acceptedSchema = z.strictObject({ k: z.literal('accepted'), ...requestFields, idempotency: idempotencySchema.optional() })
+const statusSubscriptionSchema = z.strictObject({ url: z.string().min(1).max(8192), events: z.array(z.string().min(1).max(20)).max(10) })
+
+const acceptedSchema = z.strictObject({ k: z.literal('accepted'), ...requestFields, idempotency: idempotencySchema.optional(), status: statusSubscriptionSchema.optional() })
+
+/** Every leg of the request told its `completed` (types.ts Journal.followed). */
+const followedSchema = z.strictObject({ k: z.literal('followed'), at: ms, requestId: id })
+
+/** A request's status progress as a compaction writes it (types.ts StatusFollowing). */
+const followingSchema = z.strictObject({
+  k: z.literal('following'),
+  at: ms,
+  requestId: id,
+  domain: z.string().min(1).max(253),
+  status: statusSubscriptionSchema,
+  origin: z.array(z.string().min(1).max(100)).max(10000),
+  sequence: z.number().int().min(0),
+  sent: z.array(z.string().min(1).max(130)).max(100_000),
+})
 
 const endedSchema = z.strictObject({ k: z.literal('ended'), at: ms, requestId: id })
 
@@ -58,6 +75,7 @@ const noticeSchema = resultSchema.extend({
     kind: z.enum(['status', 'recording', 'ticket']),
     signer: z.string().min(1).max(300).optional(),
     order: z.strictObject({ key: id, seq: z.number().int().min(0) }).optional(),
+    status: z.strictObject({ uuid: z.string().min(1).max(100), event: z.string().min(1).max(20), sequence: z.number().int().min(1) }).optional(),
   }),
 })
 
@@ -94,6 +112,8 @@ export const recordSchema = z.discriminatedUnion('k', [
   ackedSchema,
   deadSchema,
   revivedSchema,
+  followedSchema,
+  followingSchema,
 ])
 
 export type JournalRecord = z.infer<typeof recordSchema>

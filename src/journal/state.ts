@@ -7,12 +7,15 @@
  */
 import type { JournalRecord } from './record.js'
 import {
+  FOLLOWING_TTL_MS,
   IDEMPOTENCY_TTL_MS,
   type AcceptedRequest,
   type DeadLetter,
   type DeliveryProgress,
   type JournalReplay,
   type ResultRecord,
+  type StatusFollowing,
+  type StatusSubscription,
 } from './types.js'
 
 type AcceptedRec = Extract<JournalRecord, { k: 'accepted' }>
@@ -41,6 +44,26 @@ const EARLY_END_TTL_MS = 10 * 60 * 1000
 /** How many ended request ids are remembered (a day of ended requests is not needed: minutes are). */
 const RECENTLY_ENDED = 100_000
 
+/** A request's status progress (types.ts StatusFollowing), with the time it began. */
+interface FollowingEntry {
+  readonly domain: string
+  /** From its `accepted`; until that is read, the notice's URL and no events (nothing more is sent). */
+  status: StatusSubscription
+  origin: readonly string[]
+  sequence: number
+  readonly sent: string[]
+  readonly at: number
+}
+
+/** Adds an id to a bounded set whose insertion order is age. */
+function remember(set: Set<string>, id: string): void {
+  set.add(id)
+  if (set.size > RECENTLY_ENDED) {
+    const oldest = set.values().next()
+    if (oldest.done !== true) set.delete(oldest.value)
+  }
+}
+
 export class JournalState {
   private readonly requests = new Map<string, RequestEntry>()
   /** Intended, neither accepted nor unplaced yet (types.ts OriginateIntent). */
@@ -50,6 +73,10 @@ export class JournalState {
   private readonly endedEarly = new Map<string, number>()
   /** The latest ended request ids (insertion order is age), so that a second end writes nothing. */
   private readonly recentlyEnded = new Set<string>()
+  /** Requests whose status events are being followed (types.ts StatusFollowing). */
+  private readonly following = new Map<string, FollowingEntry>()
+  /** The latest `followed` request ids: a segment read twice does not open their progress again. */
+  private readonly recentlyFollowed = new Set<string>()
 
   apply(r: JournalRecord): void {
     switch (r.k) {
@@ -66,6 +93,23 @@ export class JournalState {
         if (early !== undefined) this.endedEarly.delete(r.requestId)
         const existing = this.requests.get(r.requestId)
         this.requests.set(r.requestId, { rec: r, open: existing?.open ?? early === undefined })
+        if (r.status !== undefined) {
+          const f = this.followingOf(r.requestId, r.domain, r.status.url, r.at)
+          if (f !== undefined) {
+            f.status = r.status
+            f.origin = r.uuids
+          }
+        }
+        return
+      }
+      case 'followed':
+        this.following.delete(r.requestId)
+        remember(this.recentlyFollowed, r.requestId)
+        return
+      case 'following': {
+        if (this.recentlyFollowed.has(r.requestId)) return
+        const { k: _k, at, requestId, ...rest } = r
+        this.following.set(requestId, { ...rest, sent: [...rest.sent], at })
         return
       }
       case 'ended':
@@ -73,6 +117,15 @@ export class JournalState {
       case 'notice':
       case 'result': {
         if (r.k === 'result') this.endRequest(r.requestId, r.at)
+        const mark = r.k === 'notice' ? r.notice.status : undefined
+        if (mark !== undefined) {
+          const f = this.followingOf(r.requestId, r.domain, r.url, r.at)
+          const said = `${mark.uuid} ${mark.event}`
+          if (f !== undefined && !f.sent.includes(said)) {
+            f.sent.push(said)
+            f.sequence = Math.max(f.sequence, mark.sequence)
+          }
+        }
         if (this.results.has(r.deliveryId)) return
         const { k: _k, at, ...rec } = r
         this.results.set(r.deliveryId, { rec, at, progress: undefined, dead: undefined })
@@ -108,12 +161,19 @@ export class JournalState {
     }
   }
 
-  private endRequest(requestId: string, at: number): void {
-    this.recentlyEnded.add(requestId)
-    if (this.recentlyEnded.size > RECENTLY_ENDED) {
-      const oldest = this.recentlyEnded.values().next()
-      if (oldest.done !== true) this.recentlyEnded.delete(oldest.value)
+  /** The request's status progress, begun if need be; undefined once it was `followed`. */
+  private followingOf(requestId: string, domain: string, url: string, at: number): FollowingEntry | undefined {
+    if (this.recentlyFollowed.has(requestId)) return undefined
+    let f = this.following.get(requestId)
+    if (f === undefined) {
+      f = { domain, status: { url, events: [] }, origin: [], sequence: 0, sent: [], at }
+      this.following.set(requestId, f)
     }
+    return f
+  }
+
+  private endRequest(requestId: string, at: number): void {
+    remember(this.recentlyEnded, requestId)
     const e = this.requests.get(requestId)
     if (e === undefined) this.endedEarly.set(requestId, at)
     // Without an Idempotency-Key nothing of an ended request is needed any more.
@@ -127,20 +187,32 @@ export class JournalState {
       if (!e.open && (e.rec.idempotency === undefined || e.rec.at + IDEMPOTENCY_TTL_MS <= now)) this.requests.delete(id)
     }
     for (const [id, at] of this.endedEarly) if (at + EARLY_END_TTL_MS <= now) this.endedEarly.delete(id)
+    for (const [id, f] of this.following) if (f.at + FOLLOWING_TTL_MS <= now) this.following.delete(id)
   }
 
   /** The records that rebuild this state (after prune): what a compaction writes. */
   snapshot(): JournalRecord[] {
     const out: JournalRecord[] = [...this.intents.values()]
     for (const e of this.requests.values()) {
-      out.push(e.rec)
+      // Its status events were followed to the end: the subscription must not open them again.
+      const { status: _status, ...withoutStatus } = e.rec
+      out.push(e.rec.status !== undefined && !this.following.has(e.rec.requestId) ? withoutStatus : e.rec)
       if (!e.open) out.push({ k: 'ended', at: e.rec.at, requestId: e.rec.requestId })
     }
     for (const [requestId, at] of this.endedEarly) out.push({ k: 'ended', at, requestId })
+    for (const [requestId, f] of this.following) {
+      out.push({ k: 'following', at: f.at, requestId, domain: f.domain, status: { url: f.status.url, events: [...f.status.events] }, origin: [...f.origin], sequence: f.sequence, sent: [...f.sent] })
+    }
     for (const e of this.results.values()) {
       // A result record also ends its request; that is harmless here: it was ended already.
       const { notice } = e.rec
-      out.push(notice === undefined ? { k: 'result', at: e.at, ...e.rec } : { k: 'notice', at: e.at, ...e.rec, notice })
+      if (notice === undefined) out.push({ k: 'result', at: e.at, ...e.rec })
+      else {
+        // A status mark of a request followed to its end would open its progress again at replay.
+        const { status: mark, ...unmarked } = notice
+        const keep = mark !== undefined && this.following.has(e.rec.requestId)
+        out.push({ k: 'notice', at: e.at, ...e.rec, notice: keep ? notice : unmarked })
+      }
       if (e.progress !== undefined) out.push({ k: 'attempted', at: e.at, deliveryId: e.rec.deliveryId, ...e.progress })
       if (e.dead !== undefined) {
         out.push({ k: 'dead', at: e.dead.at, deliveryId: e.rec.deliveryId, reason: e.dead.reason, attempts: e.dead.attempts })
@@ -188,6 +260,14 @@ export class JournalState {
       .filter((e) => e.dead === undefined)
       .map((e) => ({ result: e.rec, progress: e.progress }))
     const unsettledIntents = [...this.intents.values()].map(({ k: _k, at, ...intent }) => ({ ...intent, intendedAt: at }))
-    return { openRequests, unsettledIntents, pendingResults, deadLetters: this.deadLetters(), idempotencyKeys }
+    const statusFollowing: StatusFollowing[] = [...this.following].map(([requestId, f]) => ({
+      requestId,
+      domain: f.domain,
+      status: f.status,
+      origin: [...f.origin],
+      sequence: f.sequence,
+      sent: [...f.sent],
+    }))
+    return { openRequests, unsettledIntents, pendingResults, deadLetters: this.deadLetters(), idempotencyKeys, statusFollowing }
   }
 }

@@ -44,7 +44,36 @@ export interface AcceptedRequest {
   /** Unix ms by which the attempt (answer_timeout, the whole hunt) is over at the latest. */
   readonly answerDeadlineAt: number
   readonly idempotency?: IdempotencyFields
+  /** Where its status events go and which (status_callback_url, status_events): followed across a restart. */
+  readonly status?: StatusSubscription
 }
+
+/** A request's status_callback_url and the events it asked for (callbacks/status-events.ts). */
+export interface StatusSubscription {
+  readonly url: string
+  readonly events: readonly string[]
+}
+
+/**
+ * How far a request's status events had gone when the journal was read (callbacks/status-events.ts
+ * takes them up after a restart): the subscription of its `accepted`, and the leg and event of
+ * each status notice handed over since, in sequence order. Kept until the follower writes
+ * `followed` (every leg completed), or for FOLLOWING_TTL_MS.
+ */
+export interface StatusFollowing {
+  readonly requestId: string
+  readonly domain: string
+  readonly status: StatusSubscription
+  /** The originating legs the reply listed. */
+  readonly origin: readonly string[]
+  /** The last sequence number handed over (0: none yet). */
+  readonly sequence: number
+  /** Each event handed over, as `<uuid> <event>`, in order. */
+  readonly sent: readonly string[]
+}
+
+/** How long a request's status progress is kept without its `followed` (a call longer than this is not taken up after a restart). */
+export const FOLLOWING_TTL_MS = 48 * 60 * 60 * 1000
 
 /**
  * A request about to be originated, durable before FreeSWITCH sees the originate (the write-ahead
@@ -78,6 +107,8 @@ export interface NoticeFields {
   readonly signer?: string
   /** Notices of one key are delivered one at a time, in `seq` order (a request's status events). */
   readonly order?: { readonly key: string; readonly seq: number }
+  /** A status event: the leg it tells of, the event and its sequence (the request's progress, StatusFollowing). */
+  readonly status?: { readonly uuid: string; readonly event: string; readonly sequence: number }
 }
 
 /** A final result (or a notice) on its way to a callback_url: fixed once, re-sent byte for byte. */
@@ -145,6 +176,8 @@ export interface JournalReplay {
   readonly pendingResults: readonly PendingResult[]
   readonly deadLetters: readonly DeadLetter[]
   readonly idempotencyKeys: readonly IdempotencyEntry[]
+  /** Requests whose status events were still being followed (absent: none). */
+  readonly statusFollowing?: readonly StatusFollowing[]
 }
 
 export interface JournalStats {
@@ -168,11 +201,12 @@ export interface JournalStats {
  * to no one but the logs and CTI (which follow its channels again after a restart), so its
  * `accepted` is unhurried (group-commit.ts): it rides with the next batch, durable within 50 ms,
  * and a crash in between forgets the request as if it had ended then. The same rule spares such a
- * request its write-ahead intent (origination/intents.ts). In the api benchmark, a call_user
+ * request its write-ahead intent (origination/intents.ts). A status_callback_url is a promise of
+ * its own (every event, across a restart): such a request is urgent too. In the api benchmark, a call_user
  * without a callback, this took the durable write off every call (docs/bench.md).
  */
-export function acceptedIsUrgent(rec: Pick<AcceptedRequest, 'callbackUrl' | 'idempotency'>): boolean {
-  return rec.callbackUrl !== undefined || rec.idempotency !== undefined
+export function acceptedIsUrgent(rec: Pick<AcceptedRequest, 'callbackUrl' | 'idempotency' | 'status'>): boolean {
+  return rec.callbackUrl !== undefined || rec.idempotency !== undefined || rec.status !== undefined
 }
 
 export interface Journal {
@@ -191,6 +225,11 @@ export interface Journal {
    * in between leaves the request open, and recovery ends it again).
    */
   ended(requestId: string): Promise<void>
+  /**
+   * Every leg of the request told its `completed` status event: its status progress is no longer
+   * needed (StatusFollowing). Unhurried: a crash first leaves it to be taken up and ended again.
+   */
+  followed(requestId: string): Promise<void>
   /** Durable before the first delivery attempt; also ends the request. */
   result(rec: ResultRecord): Promise<void>
   /** A notice (NoticeFields), durable before its first attempt; its request stays as it was. Acked, retried and given up as results are. */

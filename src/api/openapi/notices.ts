@@ -83,6 +83,22 @@ export function noticeSchemas(): Record<string, JsonObject> {
             answered_uuid: nullable({ type: 'string', format: 'uuid' }),
           },
         },
+        {
+          type: 'object',
+          description: 'A leg that ended while the daemon was not running (taken up after a restart): it is gone, and nothing else of its end is known (FreeSWITCH\'s CDR has it).',
+          required: [...statusRequired, 'duration_s', 'billsec', 'hangup_cause', 'hangup_by', 'answered_uuid', 'ended_unobserved'],
+          additionalProperties: false,
+          properties: {
+            event: { const: 'completed' },
+            ...statusCommon,
+            duration_s: { type: 'null' },
+            billsec: { type: 'null' },
+            hangup_cause: { type: 'null' },
+            hangup_by: { type: 'null' },
+            answered_uuid: nullable({ type: 'string', format: 'uuid' }),
+            ended_unobserved: { const: true },
+          },
+        },
       ],
     },
     RecordingNotice: {
