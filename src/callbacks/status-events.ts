@@ -29,6 +29,7 @@ import type { ChannelChange, ChannelModel, ChannelRecord } from '../channels/ind
 import type { NoticeFields, StatusFollowing } from '../journal/types.js'
 import type { StatusEventName } from '../origination/plan.js'
 import type { RequestAccepted, RequestOutcome } from '../origination/requests.js'
+import { CHANNEL_VARS } from '../pbx/channel-vars.js'
 import type { Logger } from '../util/logger.js'
 
 export interface StatusEventDeps {
@@ -79,6 +80,8 @@ interface Followed {
   answeredUuid: string | undefined
   /** The request's result is known. */
   settled: boolean
+  /** Its legs the daemon's call control hung up (their peers' hangup_by is `api` too). */
+  readonly endedByApi: Set<string>
 }
 
 /** Causes no party chose: the switch or the daemon's own rules ended the leg. */
@@ -184,12 +187,32 @@ export function followStatusEvents(deps: StatusEventDeps): { close(): void } {
         duration_s: wholeSeconds(end - ch.offerAt),
         billsec: ch.answerAt === undefined ? 0 : wholeSeconds(end - ch.answerAt),
         hangup_cause: cause ?? 'NORMAL_CLEARING',
-        // A leg re-read after a restart has lost its peers; the request still knows it was bridged.
-        hangup_by: hangupByOf(role, cause, change?.event?.['variable_sip_hangup_disposition'], ch.peers.length > 0 || (f.bridged && f.answeredUuid === ch.uuid)),
+        hangup_by: hangupBy(f, ch, role, change),
         answered_uuid: f.answeredUuid ?? null,
       })
       endIfOver(f)
     }
+  }
+
+  /**
+   * `api` for a leg the daemon's call control hung up (cod_hangup_by=api, cti/esl.ts), and for a
+   * leg of the same request that FreeSWITCH then sent a BYE (its partner ended by the API, seen
+   * completed already or still in the model: the two legs' events come in either order); else as
+   * its SIP disposition and cause say (hangupByOf).
+   */
+  const hangupBy = (f: Followed, ch: ChannelRecord, role: LegRole, change: ChannelChange | undefined): HangupBy => {
+    const byApi = (c: Pick<ChannelRecord, 'vars'>): boolean => c.vars[CHANNEL_VARS.hangupBy] === 'api'
+    if (byApi(ch) || change?.event?.[`variable_${CHANNEL_VARS.hangupBy}`] === 'api') {
+      f.endedByApi.add(ch.uuid)
+      return 'api'
+    }
+    const disposition = change?.event?.['variable_sip_hangup_disposition']
+    if (disposition === 'send_bye') {
+      if (f.endedByApi.size > 0) return 'api'
+      for (const other of deps.channels.ofRequest(f.requestId)) if (other.uuid !== ch.uuid && byApi(other)) return 'api'
+    }
+    // A leg re-read after a restart has lost its peers; the request still knows it was bridged.
+    return hangupByOf(role, ch.hangupCause, disposition, ch.peers.length > 0 || (f.bridged && f.answeredUuid === ch.uuid))
   }
 
   const endIfOver = (f: Followed): void => {
@@ -212,6 +235,7 @@ export function followStatusEvents(deps: StatusEventDeps): { close(): void } {
       bridged: false,
       answeredUuid: undefined,
       settled,
+      endedByApi: new Set(),
     }
     for (const said of p.sent) {
       const [uuid = '', event = ''] = said.split(' ')
@@ -277,6 +301,7 @@ export function followStatusEvents(deps: StatusEventDeps): { close(): void } {
       bridged: false,
       answeredUuid: undefined,
       settled: false,
+      endedByApi: new Set(),
     }
     followed.set(f.requestId, f)
     // Legs FreeSWITCH made before the API's acceptance was read.

@@ -31,7 +31,8 @@ export interface CommandProblem {
 
 /** The ESL commands CTI needs; the default wiring builds them with pbx/commands.ts. */
 export interface CtiCommands {
-  hangup(uuid: string, cause: HangupCause): Result<EslCommand, CommandProblem>
+  /** The commands that hang the channel up, run in order (it is marked hung up by the API first). */
+  hangup(uuid: string, cause: HangupCause): Result<readonly EslCommand[], CommandProblem>
   /** `uuid_transfer <uuid> <extension> XML <context>`: the dialplan routes by destination number. */
   transfer(uuid: string, extension: string, context: string): Result<EslCommand, CommandProblem>
   /** The commands that park the channel, run in order (a timeout needs `park_timeout` set before the park). */
@@ -185,7 +186,9 @@ export class Control {
     switch (cmd) {
       case 'hangup': {
         const c = hangupCause(body.cause)
-        return c.ok ? one(this.deps.commands.hangup(uuid, c.value)) : c
+        if (!c.ok) return c
+        const r = this.deps.commands.hangup(uuid, c.value)
+        return r.ok ? r : err(cerr('invalid_parameter', r.error.description))
       }
       case 'park': {
         const timeout = optionalTimeout(body, 'timeout')

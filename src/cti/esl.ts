@@ -9,6 +9,7 @@
  * switch_ivr_park (src/switch_core_state_machine.c switch_core_standard_on_park). So
  * `uuid_setvar <uuid> park_timeout <n>` followed by `uuid_park <uuid>` parks for n seconds.
  */
+import { CHANNEL_VARS } from '../pbx/channel-vars.js'
 import { uuidKill, uuidPark, uuidSetVar, uuidTransfer, type CommandError } from '../pbx/commands.js'
 import type { EslCommand } from '../pbx/types.js'
 import { err, ok, type Result } from '../util/result.js'
@@ -18,7 +19,13 @@ const problem = <T>(r: Result<T, CommandError>): Result<T, CommandProblem> =>
   r.ok ? r : err({ description: `${r.error.field}: ${r.error.reason}` })
 
 export const eslCommands: CtiCommands = {
-  hangup: (uuid, cause) => problem(uuidKill(uuid, cause)),
+  // Marked first: the leg's hangup events then carry cod_hangup_by=api (a status event's hangup_by).
+  hangup: (uuid, cause): Result<readonly EslCommand[], CommandProblem> => {
+    const mark = problem(uuidSetVar(uuid, CHANNEL_VARS.hangupBy, 'api'))
+    if (!mark.ok) return mark
+    const kill = problem(uuidKill(uuid, cause))
+    return kill.ok ? ok([mark.value, kill.value]) : kill
+  },
   transfer: (uuid, extension, context) => problem(uuidTransfer(uuid, extension, context)),
   park: (uuid, timeoutSec): Result<readonly EslCommand[], CommandProblem> => {
     const park = problem(uuidPark(uuid))

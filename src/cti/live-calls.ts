@@ -77,7 +77,9 @@ function build(commands: CtiCommands, domain: Parameters<LiveCalls['command']>[0
   switch (command.kind) {
     case 'hangup': {
       const c = hangupCause(command.cause)
-      return c.ok ? problem(commands.hangup(uuid, c.value)) : c
+      if (!c.ok) return c
+      const r = commands.hangup(uuid, c.value)
+      return r.ok ? r : err({ id: 'invalid_parameter', description: r.error.description })
     }
     case 'transfer': {
       const extension = transferExtension(command.destination, 'token', domain)

@@ -44,6 +44,12 @@ export const CHANNEL_VARS = {
    * (src/xmlcurl/recording.ts, docs/recording.md "How FreeSWITCH records").
    */
   recordingId: 'cod_recording_id',
+  /**
+   * `api` on a leg the daemon's call control hung up (an HTTP call command or a CTI hangup): set
+   * with uuid_setvar just before its uuid_kill (cti/esl.ts), so that the leg's hangup events say
+   * so and its status event's `hangup_by` is `api` (callbacks/status-events.ts).
+   */
+  hangupBy: 'cod_hangup_by',
 } as const
 
 /** The API operation that placed a leg: the values of `cod_operation`. */

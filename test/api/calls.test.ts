@@ -127,19 +127,20 @@ t.test('GET /calls/{uuid}: its own leg; another domain\'s answers exactly as a m
   isError(t, await get(`/${A1}`, 'Basic eDp5'), 401, 'unauthorized')
 })
 
-t.test('each command writes its one ESL command on the domain\'s leg', async (t) => {
-  const cases: Array<[string, unknown, string]> = [
-    ['dtmf', { digits: '12*#AD' }, `uuid_recv_dtmf ${A2} 12*#AD`],
-    ['hold', undefined, `uuid_hold ${A2}`],
-    ['hold', {}, `uuid_hold ${A2}`],
-    ['unhold', {}, `uuid_hold off ${A2}`],
-    ['transfer', { destination: 'carol' }, `uuid_transfer ${A2} carol XML ${DOMAIN_A}`],
-    ['transfer', { destination: '1003' }, `uuid_transfer ${A2} 1003 XML ${DOMAIN_A}`],
-    ['hangup', { cause: 'USER_BUSY' }, `uuid_kill ${A2} USER_BUSY`],
+t.test('each command writes its ESL commands on the domain\'s leg', async (t) => {
+  const cases: Array<[string, unknown, string[]]> = [
+    ['dtmf', { digits: '12*#AD' }, [`uuid_recv_dtmf ${A2} 12*#AD`]],
+    ['hold', undefined, [`uuid_hold ${A2}`]],
+    ['hold', {}, [`uuid_hold ${A2}`]],
+    ['unhold', {}, [`uuid_hold off ${A2}`]],
+    ['transfer', { destination: 'carol' }, [`uuid_transfer ${A2} carol XML ${DOMAIN_A}`]],
+    ['transfer', { destination: '1003' }, [`uuid_transfer ${A2} 1003 XML ${DOMAIN_A}`]],
+    // Marked first, so that its status event says hangup_by api (callbacks/status-events.ts).
+    ['hangup', { cause: 'USER_BUSY' }, [`uuid_setvar ${A2} cod_hangup_by api`, `uuid_kill ${A2} USER_BUSY`]],
   ]
   for (const [name, body, expected] of cases) {
     let reply: Awaited<ReturnType<typeof command>> | undefined
-    t.same(await sent(async () => (reply = await command(A2, name, body))), [expected], `${name} ${JSON.stringify(body)}`)
+    t.same(await sent(async () => (reply = await command(A2, name, body))), expected, `${name} ${JSON.stringify(body)}`)
     t.equal(reply?.status, 200, reply?.text ?? '')
     t.same(reply?.body, { result_code: 0 })
   }
@@ -152,7 +153,7 @@ t.test('hangup without a cause is NORMAL_CLEARING', async (t) => {
   const uuid = '55555555-5555-4555-8555-555555555555'
   pbx.emit(...userLegParked(uuid, DOMAIN_A, '3', 'carol'))
   pbx.live.set(uuid, { answered: true, vars: {} })
-  t.same(await sent(() => command(uuid, 'hangup')), [`uuid_kill ${uuid} NORMAL_CLEARING`])
+  t.same(await sent(() => command(uuid, 'hangup')), [`uuid_setvar ${uuid} cod_hangup_by api`, `uuid_kill ${uuid} NORMAL_CLEARING`])
 })
 
 t.test("another domain's leg: 404 channel_not_found for every command, the same as a missing one, nothing sent", async (t) => {

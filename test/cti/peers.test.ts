@@ -113,7 +113,7 @@ t.test('a peer box\'s channels: same frames, commands carried out by their node,
   t.equal(bus.forwarded.length, forwarded, 'refused on a: never sent to b')
   b.pbx.commands.length = 0
   t.match(await aliceA.client.command({ id: 10, cmd: 'hangup', uuid: PHONE }), { result_code: 0 }, 'her own phone leg: done by b')
-  t.match(b.pbx.commands, [/^uuid_kill 7d1f0c2e-1111/])
+  t.match(b.pbx.commands, [/^uuid_setvar 7d1f0c2e-1111\S+ cod_hangup_by api$/, /^uuid_kill 7d1f0c2e-1111/])
 
   // The call ends on b: a's subscriber sees it end with b's frames.
   onA.received.length = 0

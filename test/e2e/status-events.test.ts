@@ -112,6 +112,19 @@ t.test('status events of a call', async (t) => {
     t.match(mine[0], { hangup_cause: 'USER_BUSY', answered_uuid: null, billsec: 0 })
   })
 
+  await t.test('a call hung up through the API: hangup_by api on that leg and on its peer', async (t) => {
+    const from = got.length
+    const reply = await post('call_user', { user_name: 'alice', destination: 'bob', status_callback_url: url })
+    t.equal(reply.status, 200)
+    await waitFor('bridged', () => got.slice(from).some((g) => g.json.event === 'bridged'), 10_000)
+    const bridged = got.slice(from).find((g) => g.json.event === 'bridged')?.json
+    const res = await fetch(`${daemon.baseUrl}/api/calls/${bridged?.peer_uuid ?? ''}/hangup`, { method: 'POST', headers: { authorization: AUTH, 'content-type': 'application/json' }, body: '{}' })
+    t.equal(res.status, 200, 'bob\'s leg hung up through POST /calls/{uuid}/hangup')
+    await waitFor('both parties completed', () => got.slice(from).filter((g) => g.json.event === 'completed' && g.json.hangup_cause !== 'LOSE_RACE').length === 2, 10_000)
+    const ends = got.slice(from).map((g) => g.json).filter((e) => e.event === 'completed' && e.hangup_cause !== 'LOSE_RACE')
+    t.same(ends.map((e) => [e.leg, e.hangup_by]).sort(), [['destination', 'api'], ['origin', 'api']], 'the API ended the call, not a party')
+  })
+
   await t.test('bad values are refused, nothing originated', async (t) => {
     for (const body of [
       { status_callback_url: 'ftp://x.example/' },
