@@ -10,6 +10,7 @@ import { appendFileSync, existsSync, readFileSync, statSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import { FS_SH, startAppServer, laneConfig, startRealWorld, startSimWorld, waitUntil, type AppServer, type RealWorld, type World } from './world.js'
+import { EXPECTED_STATUS } from './expected-status.js'
 import { runScenario, scenarios } from './scenarios.js'
 import { callsOverHttp } from './calls-http.js'
 import { recordedCalls } from './recording.js'
@@ -195,6 +196,9 @@ if (!existsSync(FS_SH)) {
         }
         t.same(onReal[part], onSim[part], `${part}: the real switch and the simulator agree`)
       }
+      // Issue 29 item 6: the status events on the real switch, billsec as its own included.
+      t.same(onReal.statusProblems, [], 'status events: numbered 1..n, each once in a call\'s order, billsec and duration as FreeSWITCH\'s')
+      t.same(onReal.status, EXPECTED_STATUS[s.name], 'status events: the sequence expected of each leg')
     })
   }
 

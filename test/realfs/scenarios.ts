@@ -5,7 +5,7 @@
  * on the real switch alike; every call is ended by its far end and the switch is idle at the end.
  */
 import type { RecordedEvent } from './esl-tap.js'
-import { ctiLines, legLines, legNames, scrub, type Trace } from './trace.js'
+import { ctiLines, legLines, legNames, scrub, statusLines, statusProblems, type StatusEventBody, type Trace } from './trace.js'
 import { waitUntil, type AppServer, type World } from './world.js'
 
 export interface Ctx {
@@ -28,14 +28,25 @@ export interface Scenario {
 const bridgedA = (uuid: string) => (e: RecordedEvent) => e.name === 'CHANNEL_BRIDGE' && (e.headers['Bridge-A-Unique-ID'] === uuid || e.headers['Unique-ID'] === uuid)
 const b64 = (s: string) => Buffer.from(s).toString('base64')
 
-/** Placing a call that connects; the far end of the answered leg hangs up once it is bridged. */
+/**
+ * Placing a call that connects; the far end of the answered leg hangs up once it is bridged.
+ * initiate_call has no callback_url (docs/api.md): its answered leg is the one of its reply's
+ * UUIDs that gets bridged.
+ */
 async function connectAndHangUp(c: Ctx, operation: string, body: Record<string, unknown>): Promise<void> {
-  const r = await c.post(operation, { ...body, callback_url: c.w.callbackUrl })
+  const withCallback = operation !== 'initiate_call'
+  const r = await c.post(operation, withCallback ? { ...body, callback_url: c.w.callbackUrl } : body)
   if (r.status !== 200) return
-  const cb = await c.callback()
-  if (cb.uuid === undefined) return
-  await c.event('the bridge', bridgedA(cb.uuid))
-  await c.w.remoteHangup(cb.uuid)
+  let answered: string | undefined
+  if (withCallback) answered = (await c.callback()).uuid
+  else {
+    const uuids = (r.body['uuids'] as string[] | undefined) ?? []
+    const bridge = await c.event('the bridge', (e) => uuids.some((u) => bridgedA(u)(e)))
+    answered = uuids.find((u) => bridgedA(u)(bridge))
+  }
+  if (answered === undefined) return
+  await c.event('the bridge', bridgedA(answered))
+  await c.w.remoteHangup(answered)
 }
 
 export const scenarios: Scenario[] = [
@@ -188,10 +199,15 @@ export const scenarios: Scenario[] = [
   },
 ]
 
+/** The operations that place calls: each request of a scenario asks for its status events (issue 29 item 6). */
+const PLACING = new Set(['call_user', 'call_group', 'call_external', 'initiate_call'])
+
 /** Runs one scenario in one world and returns its normalised trace. */
 export async function runScenario(w: World, app: AppServer, s: Scenario): Promise<Trace> {
   const firstEvent = w.tap.events.length
   const firstCallback = w.callbacks.length
+  const results = () => w.callbacks.slice(firstCallback).filter((cb) => cb.path === '/cb')
+  const statusEvents = () => w.callbacks.slice(firstCallback).filter((cb) => cb.path === '/status').map((cb) => cb.body as StatusEventBody)
   const replies: Array<{ status: number; body: unknown }> = []
   const notes: Record<string, unknown> = {}
   const subscriptions: Array<{ messages: unknown[]; close(): void }> = []
@@ -200,13 +216,13 @@ export async function runScenario(w: World, app: AppServer, s: Scenario): Promis
     w,
     app,
     async post(operation, body) {
-      const r = await w.post(operation, body)
+      const r = await w.post(operation, PLACING.has(operation) && !('status_callback_url' in body) ? { ...body, status_callback_url: w.statusUrl } : body)
       replies.push({ status: r.status, body: r.body })
       return r
     },
     event: (what, match, timeoutMs = 20_000) => waitUntil(what, () => since().find(match), timeoutMs),
     async callback(n = 1) {
-      const cb = await waitUntil(`callback ${n}`, () => w.callbacks[firstCallback + n - 1], 20_000)
+      const cb = await waitUntil(`callback ${n}`, () => results()[n - 1], 20_000)
       return cb.body as Awaited<ReturnType<Ctx['callback']>>
     },
     async cti(query) {
@@ -219,8 +235,14 @@ export async function runScenario(w: World, app: AppServer, s: Scenario): Promis
   try {
     await s.run(c)
     await w.idle(20_000)
-    // Late messages (callbacks of ended calls, CTI removals) settle.
+    // Late messages (callbacks of ended calls, CTI removals) settle; every leg that told a status
+    // event tells its `completed` (statusProblems says so if one never does).
     await new Promise((r) => setTimeout(r, 300))
+    const allCompleted = () => {
+      const said = statusEvents()
+      return new Set(said.map((e) => e.uuid)).size === said.filter((e) => e.event === 'completed').length
+    }
+    await waitUntil('every leg\'s completed status event', () => allCompleted() || undefined, 5_000).catch(() => undefined)
   } finally {
     for (const sub of subscriptions) sub.close()
   }
@@ -228,9 +250,11 @@ export async function runScenario(w: World, app: AppServer, s: Scenario): Promis
   const names = legNames(events)
   return {
     replies: replies.map((r) => scrub(r, names)),
-    callbacks: w.callbacks.slice(firstCallback).map((cb) => scrub(cb.body, names)),
+    callbacks: results().map((cb) => scrub(cb.body, names)),
     cti: subscriptions.flatMap((sub) => ctiLines(sub.messages, names)),
     legs: legLines(events),
     notes,
+    status: statusLines(statusEvents(), names),
+    statusProblems: statusProblems(statusEvents(), events),
   }
 }

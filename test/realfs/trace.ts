@@ -17,6 +17,10 @@ export interface Trace {
   legs: string[]
   /** Values a scenario reads itself (e.g. what the IVR's application server received). */
   notes: Record<string, unknown>
+  /** The status events of the scenario's requests, one line per leg (statusLines). */
+  status: string[]
+  /** What does not hold of them (statusProblems): empty on both switches. */
+  statusProblems: string[]
 }
 
 /** Events that make up a leg's line; the rest (EXECUTE, HANGUP_COMPLETE, DESTROY) repeat what these say. */
@@ -153,4 +157,89 @@ export function ctiLines(messages: readonly unknown[], names: ReadonlyMap<string
     i = Math.max(j, i + 1)
   }
   return withoutTeardownRace(out)
+}
+
+/** A status event as the lanes' receiver got it (docs/events.md). */
+export interface StatusEventBody {
+  readonly event: string
+  readonly request_id: string
+  readonly uuid: string
+  readonly leg: string
+  readonly sequence: number
+  readonly billsec?: number | null
+  readonly duration_s?: number | null
+  readonly hangup_cause?: string | null
+  readonly hangup_by?: string | null
+  readonly peer_uuid?: string
+}
+
+/** A call's order of a leg's events (`bridged` only on the originating leg that answered). */
+const STATUS_ORDER = ['initiated', 'ringing', 'answered', 'bridged', 'completed']
+
+/** The request of each event, numbered in the order the requests' first events came: `r1`, `r2`... */
+function requestNumbers(events: readonly StatusEventBody[]): Map<string, string> {
+  const out = new Map<string, string>()
+  for (const e of events) if (!out.has(e.request_id)) out.set(e.request_id, `r${out.size + 1}`)
+  return out
+}
+
+/**
+ * The status events of a scenario, one line per leg, sorted: `r1 origin o:alice: initiated,
+ * ringing,answered,bridged(o:bob),completed(NORMAL_CLEARING by origin)`. Legs named as legLines
+ * names them; the order of events of different legs is FreeSWITCH's and is not part of the line.
+ */
+export function statusLines(events: readonly StatusEventBody[], names: ReadonlyMap<string, string>): string[] {
+  const requests = requestNumbers(events)
+  // By UUID: two terminals of one user have the same name and a line each.
+  const legs = new Map<string, string[]>()
+  const legName = new Map<string, string>()
+  for (const e of events) {
+    const key = e.uuid
+    legName.set(key, `${requests.get(e.request_id) ?? '?'} ${e.leg} ${names.get(e.uuid) ?? '-'}`)
+    const said =
+      e.event === 'completed'
+        ? `completed(${e.hangup_cause ?? '?'} by ${e.hangup_by ?? '?'})`
+        : e.event === 'bridged'
+          ? `bridged(${names.get(e.peer_uuid ?? '') ?? '-'})`
+          : e.event
+    legs.set(key, [...(legs.get(key) ?? []), said])
+  }
+  return [...legs].map(([uuid, said]) => `${legName.get(uuid) ?? '?'}: ${said.join(',')}`).sort()
+}
+
+/**
+ * What must hold of any call's status events (issue 29 item 6), whatever the scenario: per request
+ * numbered 1..n in the order they arrived; per leg each event once, in a call's order, ending with
+ * `completed`; `bridged` once per request; and each `completed`'s billsec and duration_s those of
+ * the switch's own CHANNEL_HANGUP_COMPLETE for that leg (within 1 s). Returns what does not hold.
+ */
+export function statusProblems(events: readonly StatusEventBody[], switchEvents: readonly RecordedEvent[]): string[] {
+  const problems: string[] = []
+  const byRequest = new Map<string, StatusEventBody[]>()
+  for (const e of events) byRequest.set(e.request_id, [...(byRequest.get(e.request_id) ?? []), e])
+  for (const [requestId, mine] of byRequest) {
+    const seqs = mine.map((e) => e.sequence)
+    if (seqs.some((s, i) => s !== i + 1)) problems.push(`${requestId}: sequences ${seqs.join(',')} are not 1..${seqs.length} in order`)
+    if (mine.filter((e) => e.event === 'bridged').length > 1) problems.push(`${requestId}: bridged more than once`)
+    const legs = new Map<string, string[]>()
+    for (const e of mine) legs.set(e.uuid, [...(legs.get(e.uuid) ?? []), e.event])
+    for (const [uuid, said] of legs) {
+      const order = said.map((x) => STATUS_ORDER.indexOf(x))
+      if (order.some((o, i) => o < 0 || (i > 0 && o <= (order[i - 1] ?? -1)))) problems.push(`${uuid}: ${said.join(',')} is not each event once in a call's order`)
+      if (said[said.length - 1] !== 'completed') problems.push(`${uuid}: ${said.join(',')} does not end with completed`)
+    }
+  }
+  for (const e of events) {
+    if (e.event !== 'completed') continue
+    const complete = switchEvents.find((x) => x.name === 'CHANNEL_HANGUP_COMPLETE' && x.headers['Unique-ID'] === e.uuid)
+    const billsec = Number(complete?.headers['variable_billsec'])
+    const duration = Number(complete?.headers['variable_duration'])
+    if (!Number.isFinite(billsec) || !Number.isFinite(duration)) {
+      problems.push(`${e.uuid}: the switch told no billsec and duration`)
+      continue
+    }
+    if (Math.abs((e.billsec ?? -9) - billsec) > 1) problems.push(`${e.uuid}: billsec ${e.billsec} against the switch's ${billsec}`)
+    if (Math.abs((e.duration_s ?? -9) - duration) > 1) problems.push(`${e.uuid}: duration_s ${e.duration_s} against the switch's ${duration}`)
+  }
+  return problems
 }

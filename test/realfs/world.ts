@@ -34,12 +34,16 @@ export const AUTH = `Basic ${Buffer.from(`${DOMAIN}:demo-token-example-test`).to
 export interface Callback {
   readonly at: number
   readonly body: unknown
+  /** The receiver's path: `/cb` for results (callbackUrl), `/status` for status events (statusUrl). */
+  readonly path: string
 }
 
 export interface World {
   readonly kind: 'sim' | 'real'
   readonly daemon: Daemon
   readonly callbackUrl: string
+  /** A status_callback_url on the same receiver (its posts are in `callbacks` with path `/status`). */
+  readonly statusUrl: string
   readonly callbacks: Callback[]
   readonly tap: EslTap
   /** Base URL of the lane's local application server (IVR documents, a WAV). */
@@ -205,16 +209,18 @@ async function common(kind: World['kind'], daemon: Daemon, tap: EslTap, app: App
     let text = ''
     req.on('data', (c: Buffer) => (text += c.toString()))
     req.on('end', () => {
-      callbacks.push({ at: Date.now(), body: JSON.parse(text) as unknown })
+      callbacks.push({ at: Date.now(), body: JSON.parse(text) as unknown, path: (req.url ?? '').split('?')[0] ?? '' })
       res.writeHead(204).end()
     })
   })
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r))
   const callbackUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/cb`
+  const statusUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/status`
   return {
     kind,
     daemon,
     callbackUrl,
+    statusUrl,
     callbacks,
     tap,
     appBase: app.base,
