@@ -19,7 +19,7 @@ export default tseslint.config(
     languageOptions: {
       sourceType: 'module',
       globals: Object.fromEntries(
-        ['window', 'document', 'location', 'fetch', 'WebSocket', 'TextEncoder', 'btoa', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'].map((g) => [g, 'readonly']),
+        ['window', 'document', 'location', 'fetch', 'AbortSignal', 'WebSocket', 'TextEncoder', 'btoa', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'].map((g) => [g, 'readonly']),
       ),
     },
   },

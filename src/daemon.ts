@@ -23,6 +23,8 @@ import { journalIntents } from './origination/intents.js'
 import { connectPbx } from './pbx/connection.js'
 import { boxRegistrations } from './pbx/box-registrations.js'
 import { createChannelModel } from './channels/index.js'
+import { createCallHistory } from './channels/call-history.js'
+import { createChannelSamples } from './channels/channel-samples.js'
 import { createEngine } from './origination/engine.js'
 import { CallbackDispatcher } from './callbacks/dispatcher.js'
 import { journalDirOf, openJournal } from './journal/index.js'
@@ -73,6 +75,8 @@ export interface DaemonOptions {
    * `recording.dir`: `recordings` inside that journal folder (a run's own, like the journal).
    */
   recordingDir?: string
+  /** How often the live calls page's channel samples are taken instead of every 10 s (tests: a chart without waiting). */
+  channelSampleIntervalMs?: number
 }
 
 export interface Daemon {
@@ -242,6 +246,25 @@ function daemonParts({ opts, store, logger }: { opts: DaemonOptions; store: Conf
           return live
         })
         return ok({ offers: { channels }, stop: () => channels.close() })
+      })
+      // What the live calls page shows besides the live channels: the last finished calls and the
+      // live channels against the limit over the last hour, both kept from the one channel model.
+      .then('call history', ({ channels }) => {
+        const callHistory = createCallHistory({ channels })
+        const channelSamples = createChannelSamples({
+          channels,
+          domains: () => store.current().config.domains.map((d) => ({ name: d.name, channelLimit: d.channel_limit })),
+          clock: systemClock,
+          now: Date.now,
+          ...(opts.channelSampleIntervalMs !== undefined ? { intervalMs: opts.channelSampleIntervalMs } : {}),
+        })
+        return ok({
+          offers: { callHistory, channelSamples },
+          stop: () => {
+            channelSamples.stop()
+            callHistory.close()
+          },
+        })
       })
       // The outbound transports to client-named URLs: callbacks (callbacks.allow) and IVR documents
       // (ivr.fetch_allow), each allow list read at each connection (a reload applies to the next one).
@@ -451,7 +474,7 @@ function daemonParts({ opts, store, logger }: { opts: DaemonOptions; store: Conf
         return ok({ offers: {} })
       })
       // The API, CTI's WebSocket upgrade included, on the API listener: served last, stopped first.
-      .then('api', ({ server, apiListener, engine, ivr, pbx, resultJournal, idempotency, metrics, cluster, cti, throttle, ui, recordings }) => {
+      .then('api', ({ server, apiListener, engine, ivr, pbx, resultJournal, idempotency, metrics, cluster, cti, throttle, ui, recordings, callHistory, channelSamples }) => {
         const app = createApp({
           runtime,
           throttle,
@@ -462,6 +485,7 @@ function daemonParts({ opts, store, logger }: { opts: DaemonOptions; store: Conf
           idempotency,
           recordings,
           calls: cti.calls,
+          recent: { history: callHistory, samples: channelSamples },
           logger: logger.child({ part: 'api' }),
           onRequest: (r) => metrics.request(r),
           ...(cluster !== undefined ? { forwardUnregistered: cluster.forwardUnregistered } : {}),

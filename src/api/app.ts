@@ -27,6 +27,7 @@ import { apiErrorOfRefusal } from './refusals.js'
 import { openApiRouter } from './openapi/router.js'
 import { recordingsRouter, type RecordingReader } from './recordings/routes.js'
 import { callsRouter, type LiveCalls } from './calls/routes.js'
+import { recentCallsRouter, type RecentCallsDeps } from './calls/recent.js'
 import { callbackUrlRefusal } from './schema/url.js'
 import { authThrottleMiddleware, type AuthThrottle } from './throttle.js'
 import { placedReply } from './unsettled-intents.js'
@@ -45,6 +46,8 @@ export interface AppDeps {
   recordings?: RecordingReader
   /** The live calls (cti/live-calls.ts), served under {prefix}/calls; absent only in API-alone tests (the routes then answer 404). */
   calls?: LiveCalls
+  /** The finished calls and channel samples of the live calls page (channels/call-history.ts, channel-samples.ts), served by calls/recent.ts; absent only in API-alone tests. */
+  recent?: Pick<RecentCallsDeps, 'history' | 'samples'>
   /** Extra routers mounted as they are (CTI tickets...), outside the API auth, behind the throttle. */
   routers?: Router[]
   /**
@@ -327,10 +330,22 @@ export function createApp(deps: AppDeps): Koa {
           authenticated: (ctx, domain) => (infoOf(ctx).domain = domain),
         })
 
+  // The finished calls and channel samples (api/calls/recent.ts): the domain's token, like the operations.
+  const recent =
+    deps.recent === undefined
+      ? undefined
+      : recentCallsRouter({
+          prefix: deps.runtime().config.daemon.http.prefix,
+          runtime: deps.runtime,
+          ...deps.recent,
+          fail,
+          authenticated: (ctx, domain) => (infoOf(ctx).domain = domain),
+        })
+
   // The OpenAPI document is built here, once (api/openapi/).
   const openapi = openApiRouter(deps.runtime().config.daemon.http.prefix)
   const publicRouters: Router[] = [health, openapi, ...(deps.publicRouters ?? [])]
-  const routers: Router[] = [...publicRouters, api, ...(recordings !== undefined ? [recordings] : []), ...(calls !== undefined ? [calls] : []), ...(deps.routers ?? [])]
+  const routers: Router[] = [...publicRouters, api, ...(recordings !== undefined ? [recordings] : []), ...(calls !== undefined ? [calls] : []), ...(recent !== undefined ? [recent] : []), ...(deps.routers ?? [])]
 
   /** Nothing answered: 405 (with Allow) when some route has this path, else 404. */
   const unmatched = (ctx: Context): void => {
@@ -399,6 +414,7 @@ export function createApp(deps: AppDeps): Koa {
   app.use(api.routes())
   if (recordings !== undefined) app.use(recordings.routes())
   if (calls !== undefined) app.use(calls.routes())
+  if (recent !== undefined) app.use(recent.routes())
 
   // Errors Koa sees itself (a client that went away while the reply streamed) go to our log, not stderr.
   app.on('error', (e: unknown) => deps.logger.warn({ err: e }, 'http response error'))

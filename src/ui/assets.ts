@@ -28,6 +28,8 @@ export const ASSET_TYPES: Readonly<Record<string, string>> = {
   'calls.js': 'text/javascript; charset=utf-8',
   'table.js': 'text/javascript; charset=utf-8',
   'session.js': 'text/javascript; charset=utf-8',
+  'finished.js': 'text/javascript; charset=utf-8',
+  'chart.js': 'text/javascript; charset=utf-8',
   'favicon.svg': 'image/svg+xml',
 }
 

@@ -2,7 +2,8 @@
  * The live calls page at `/ui/` on the API listener (docs/ui.md): a small static router for the
  * files of src/ui/static/, each sent with the page's security headers (headers.ts). The page
  * itself talks to the daemon's public API only (gen_ws_ticket, then ws_cti with a read-only
- * monitor ticket), so this router needs nothing but the API prefix, which it writes into the page.
+ * monitor ticket; the calls' hangup and transfer routes, finished_calls and channel_samples with
+ * the token), so this router needs nothing but the API prefix, which it writes into the page.
  *
  * Outside `http.prefix` and without authentication: the files are the same for everyone and
  * hold no secret; what the page shows needs the domain's token, typed into it.

@@ -128,9 +128,9 @@ async function takenPort(): Promise<{ port: number; server: Server }> {
   return { port: address.port, server }
 }
 
-const DAEMON_PARTS = ['ui', 'journal', 'recordings', 'api listener', 'xml_curl listener', 'metrics', 'simulator', 'pbx', 'channels', 'outbound transports', 'cluster', 'callbacks', 'engine', 'recording follower', 'call notices', 'ivr', 'cti', 'xml_curl documents', 'api']
+const DAEMON_PARTS = ['ui', 'journal', 'recordings', 'api listener', 'xml_curl listener', 'metrics', 'simulator', 'pbx', 'channels', 'call history', 'outbound transports', 'cluster', 'callbacks', 'engine', 'recording follower', 'call notices', 'ivr', 'cti', 'xml_curl documents', 'api']
 // Parts with nothing to undo (ui, the cluster without a `cluster` section, xml_curl documents: its listener closes it).
-const STOPPED = ['api', 'cti', 'ivr', 'call notices', 'recording follower', 'engine', 'callbacks', 'outbound transports', 'channels', 'pbx', 'simulator', 'metrics', 'xml_curl listener', 'api listener', 'recordings', 'journal']
+const STOPPED = ['api', 'cti', 'ivr', 'call notices', 'recording follower', 'engine', 'callbacks', 'outbound transports', 'call history', 'channels', 'pbx', 'simulator', 'metrics', 'xml_curl listener', 'api listener', 'recordings', 'journal']
 
 t.test('the daemon starts its parts in the written order and stops them in the reverse', async (t) => {
   const log = partLog()

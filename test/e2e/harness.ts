@@ -55,7 +55,7 @@ export function recordReply(operation: string, res: Response, body: unknown, req
 
 export const DEMO_AUTH = `Basic ${Buffer.from('example.test:demo-token-example-test').toString('base64')}`
 
-export async function startHarness(opts: { configFile?: string; timeScale?: number } = {}): Promise<Harness> {
+export async function startHarness(opts: { configFile?: string; timeScale?: number; channelSampleIntervalMs?: number } = {}): Promise<Harness> {
   const callbacks: ReceivedCallback[] = []
   const receiver = createServer((req, res) => {
     let text = ''
@@ -73,6 +73,7 @@ export async function startHarness(opts: { configFile?: string; timeScale?: numb
     ...(opts.configFile !== undefined ? { configFile: opts.configFile } : {}),
     simulatorPort: 0,
     simulatorTimeScale: opts.timeScale ?? 0.05,
+    ...(opts.channelSampleIntervalMs !== undefined ? { channelSampleIntervalMs: opts.channelSampleIntervalMs } : {}),
   })
   const waitFor = <T>(what: string, probe: () => T | undefined | false, timeoutMs = 5000): Promise<T> => waitForValue(what, probe, timeoutMs, 20)
 

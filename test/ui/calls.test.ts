@@ -24,6 +24,7 @@ interface Channel {
 interface Calls {
   domain: string | null
   limit: number | null
+  controls: boolean
   channels: Map<string, Channel>
   seq: number
 }
@@ -36,9 +37,10 @@ interface Row {
   state: string
   duration: string
   peer: string
+  commandable: boolean
 }
 interface CallsModule {
-  createCalls(): Calls
+  createCalls(controls?: boolean): Calls
   applyMessage(calls: Calls, msg: unknown): { kind: string; channel?: Channel; event?: string; description?: string }
   liveCount(calls: Calls): number
   rowsOf(calls: Calls, nowMs: number): Row[]
@@ -103,15 +105,23 @@ t.test('the model', async (t) => {
   })
 
   t.test('the cells', async (t) => {
-    const calls = m.createCalls()
-    m.applyMessage(calls, { type: 'initial_info', connection: { domain: 'd', channel_limit: 5 }, channels: [alice, pstn, phone] })
+    const calls = m.createCalls(true)
+    // The page's connection is read-only in every mode; the buttons are the page's (HTTP control).
+    m.applyMessage(calls, { type: 'initial_info', connection: { domain: 'd', channel_limit: 5, read_only: true }, channels: [alice, pstn, phone] })
     const rows = m.rowsOf(calls, T0 + 75_000)
     t.same(rows.map((r) => r.uuid), ['c', 'a', 'b'], 'oldest offer first')
-    t.same(rows[1], { uuid: 'a', who: 'alice', user: 'user 1', endUser: '—', direction: 'outbound', state: 'answered', recording: true, duration: '1:14', peer: '0311112222' }, 'an outbound user leg: the user it rings; its peer found from the other side')
-    t.same(rows[2], { uuid: 'b', who: '0311112222', user: '', endUser: 'Jane (ACME)', direction: 'outbound', state: 'ringing', recording: false, duration: '1:13', peer: 'alice' }, 'a PSTN leg: the number; duration from the offer while ringing')
-    t.same(rows[0], { uuid: 'c', who: 'bob', user: 'user 2', endUser: '—', direction: 'inbound', state: 'calling', recording: false, duration: '1:20', peer: '—' }, 'an inbound leg: who calls')
+    t.same(rows[1], { uuid: 'a', who: 'alice', user: 'user 1', endUser: '—', direction: 'outbound', state: 'answered', recording: true, duration: '1:14', peer: '0311112222', commandable: true }, 'an outbound user leg: the user it rings; its peer found from the other side')
+    t.same(rows[2], { uuid: 'b', who: '0311112222', user: '', endUser: 'Jane (ACME)', direction: 'outbound', state: 'ringing', recording: false, duration: '1:13', peer: 'alice', commandable: true }, 'a PSTN leg: the number; duration from the offer while ringing')
+    t.same(rows[0], { uuid: 'c', who: 'bob', user: 'user 2', endUser: '—', direction: 'inbound', state: 'calling', recording: false, duration: '1:20', peer: '—', commandable: true }, 'an inbound leg: who calls')
     t.equal(m.rowsOf(calls, T0 - 60_000)[1]?.duration, '0:00', 'a browser clock behind the switch shows 0:00, never a negative time')
     t.equal(m.durationText(channel({ answer_at: T0 }), T0 + 3_725_000), '1:02:05', 'hours')
+    // The buttons of a row: none on a hung-up leg, none at all when watching only.
+    m.applyMessage(calls, { type: 'info_event', seq: 1, event: 'updated', channel: { ...phone, state: 'hangup', hangup_at: T0 + 1 } })
+    t.equal(m.rowsOf(calls, T0)[0]?.commandable, false, 'a hung-up leg takes no command')
+    for (const watching of [m.createCalls(false), m.createCalls()]) {
+      m.applyMessage(watching, { type: 'initial_info', connection: { domain: 'd', read_only: true }, channels: [alice] })
+      t.same(m.rowsOf(watching, T0).map((r) => r.commandable), [false], 'watching only (the default): no command on a live leg')
+    }
     t.equal(m.durationText(channel({ answer_at: T0, hangup_at: T0 + 9_000 }), T0 + 60_000), '0:09', 'a hung-up leg stops counting')
     t.equal(m.endUserText({ id: 'c-1' }), 'c-1')
     t.equal(m.endUserText({ organization: 'ACME' }), 'ACME')

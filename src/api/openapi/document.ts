@@ -17,6 +17,7 @@ import { ALL_ERROR_IDS, LISTENER_ERROR_IDS, errorCatalogueSchema, errorResponses
 import { BASIC_AUTH, jsonContent, ref, type JsonObject } from './json.js'
 import { recordingPaths, recordingSchemas, RECORDING_ROUTE_ERROR_IDS } from './recordings.js'
 import { callPaths, callSchemas, CALL_ROUTE_ERROR_IDS } from './calls.js'
+import { recentPaths, recentSchemas } from './recent.js'
 import { hasCallbackUrl, requestSchemaName, requestSchemas } from './requests.js'
 import type { ApiErrorId } from '../errors.js'
 
@@ -96,6 +97,7 @@ export function buildOpenApiDocument(opts: { readonly prefix: string }): JsonObj
   }
   Object.assign(paths, recordingPaths(opts.prefix))
   Object.assign(paths, callPaths(opts.prefix))
+  Object.assign(paths, recentPaths(opts.prefix))
   paths[`${opts.prefix}/openapi.json`] = {
     get: {
       operationId: 'openapi',
@@ -204,6 +206,7 @@ export function buildOpenApiDocument(opts: { readonly prefix: string }): JsonObj
         },
         ...recordingSchemas(),
         ...callSchemas(),
+        ...recentSchemas(),
         ErrorId: errorCatalogueSchema(),
         CallbackBody: callbackBodySchema(),
         ...noticeSchemas(),

@@ -12,14 +12,20 @@
  *   end_user: Record<string, string> | null, recording?: boolean }} Channel */
 
 /** @typedef {{ uuid: string, who: string, user: string, endUser: string, direction: string, state: string,
- *   recording: boolean, duration: string, peer: string }} Row */
+ *   recording: boolean, duration: string, peer: string, commandable: boolean }} Row */
 
 const NONE = '—'
 
-export function createCalls() {
+/**
+ * @param {boolean} controls whether the page offers hangup and transfer on the legs (not "Watch
+ *   only"). The page's choice, not the connection's: the CTI connection is read-only in every
+ *   mode, and the buttons use the HTTP control (docs/ui.md "How it connects").
+ */
+export function createCalls(controls = false) {
   return {
     /** @type {string | null} */ domain: null,
     /** @type {number | null} */ limit: null,
+    controls,
     /** @type {Map<string, Channel>} */ channels: new Map(),
     seq: 0,
   }
@@ -122,5 +128,6 @@ export function rowsOf(calls, nowMs) {
     recording: ch.recording === true,
     duration: durationText(ch, nowMs),
     peer: peerOf(ch, calls.channels),
+    commandable: calls.controls && ch.state !== 'hangup',
   }))
 }

@@ -5,7 +5,7 @@
  * parsed (the page's CSP also forbids markup from strings: src/ui/headers.ts).
  */
 
-const COLUMNS = ['who', 'endUser', 'direction', 'state', 'duration', 'peer']
+const COLUMNS = ['who', 'endUser', 'direction', 'state', 'duration', 'peer', 'actions']
 
 export class CallsTable {
   /** @param {HTMLTableSectionElement} tbody */
@@ -62,6 +62,20 @@ export class CallsTable {
         rec.textContent = 'recorded'
         rec.hidden = true
         cell.append(badge, rec)
+      } else if (column === 'actions') {
+        // The commands of a live leg (docs/ui.md "Using it"); app.js sends them through the HTTP
+        // control. The whole column is hidden when watching only (style.css .watch-only).
+        const hangup = document.createElement('button')
+        hangup.type = 'button'
+        hangup.className = 'action'
+        hangup.dataset.action = 'hangup'
+        hangup.textContent = 'Hang up'
+        const transfer = document.createElement('button')
+        transfer.type = 'button'
+        transfer.className = 'action secondary'
+        transfer.dataset.action = 'transfer'
+        transfer.textContent = 'Transfer'
+        cell.append(hangup, transfer)
       }
       cell.dataset.column = column
       tr.append(cell)
@@ -81,6 +95,14 @@ export class CallsTable {
         if (badge.dataset.state !== row.state) badge.dataset.state = row.state
         const rec = cell.querySelector('.rec')
         if (rec.hidden === row.recording) rec.hidden = !row.recording
+      } else if (column === 'actions') {
+        // A leg that hung up takes no command; nor does any leg when watching only.
+        const hide = !row.commandable
+        for (const button of cell.querySelectorAll('button')) {
+          if (button.hidden !== hide) button.hidden = hide
+          const label = `${button.textContent} ${row.who}`
+          if (button.getAttribute('aria-label') !== label) button.setAttribute('aria-label', label)
+        }
       } else {
         setText(cell, row[column])
       }
