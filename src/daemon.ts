@@ -432,10 +432,11 @@ function daemonParts({ opts, store, logger }: { opts: DaemonOptions; store: Conf
       })
       // Parked legs run their IVR documents; a Transfer asks the engine's gate. Ended before the engine:
       // a leg not bridged to anyone is hung up (a bridged one is left to FreeSWITCH).
-      .then('ivr', ({ ivrTransport, metrics, pbx, engine }) => {
+      .then('ivr', ({ ivrTransport, metrics, pbx, engine, recordings }) => {
         const fetcher = createFetcher({ transport: ivrTransport, logger: logger.child({ part: 'ivr-fetch' }), accept: acceptIvrDocument })
         const counted = countingFetcher(fetcher, (kind, outcome) => metrics.ivrFetch(kind, outcome))
-        const ivr = createIvrRunner({ pbx, runtime, fetcher: counted, logger: logger.child({ part: 'ivr' }), transferGate: engine })
+        // <Record> keeps its files in the one recording store (docs/ivr.md "Record").
+        const ivr = createIvrRunner({ pbx, runtime, fetcher: counted, logger: logger.child({ part: 'ivr' }), transferGate: engine, recordings })
         return ok({ offers: { ivr }, stop: () => ivr.close() })
       })
       .then('cti', ({ pbx, channels, cluster }) => {

@@ -47,6 +47,14 @@ export const simBehaviourSchema = z
     hangup_after: z.number().min(0).max(86400).optional(),
     /** DTMF digits sent once the call is answered and a digit collection runs (IVR tests). */
     dtmf: z.string().regex(/^[0-9*#A-D]{1,64}$/, 'must be DTMF digits 0-9 * # A-D').optional(),
+    /** Seconds the far end talks once a `record` or a speech detection runs on its call (IVR Record and GetInput tests); absent: it is silent. */
+    talk: z.number().min(0.1).max(3600).optional(),
+    /**
+     * The far end is a fax machine (IVR SendFax and ReceiveFax tests, src/sim/apps/fax.ts): it
+     * receives what `txfax` sends, and sends this many pages when `rxfax` runs on its call (0: a
+     * machine that sends nothing). Absent: not a fax machine, both time out as on FreeSWITCH.
+     */
+    fax_pages: z.number().int().min(0).max(100).optional(),
   })
   .refine((b) => (b.answer_after === undefined) !== (b.behaviour === undefined), {
     message: 'give exactly one of answer_after or behaviour',
@@ -350,6 +358,40 @@ export const daemonSchema = z.strictObject({
         .regex(/^(\/[A-Za-z0-9_-][A-Za-z0-9_.-]*)+$/, 'must be an absolute folder path of A-Z a-z 0-9 _ . - names, without a trailing /')
         .refine((d) => !d.split('/').some((s) => s === '..' || s === '.'), 'must not contain "." or ".." folders')
         .default(DEFAULT_MEDIA_DIR),
+      /**
+       * The fax folder, one sub-folder per domain: `<SendFax>` sends TIFFs from it and
+       * `<ReceiveFax>` writes into its `received_faxes/` (src/ivr/fax/). Relative to daemon.yaml's
+       * folder; the daemon and FreeSWITCH must both reach it at this path. Default `faxes`.
+       */
+      fax_dir: z.string().min(1).optional(),
+      /** Days a received fax is kept (swept at start and hourly: src/ivr/fax/retention.ts). */
+      fax_retention_days: z.number().int().min(1).max(3650).default(30),
+      /**
+       * Speech recognition for `<GetInput>` (src/ivr/elements/get-input.ts): FreeSWITCH's
+       * `play_and_detect_speech` with this ASR engine. Absent: a GetInput is a runtime error
+       * naming this setting.
+       */
+      asr: z
+        .strictObject({
+          /** An ASR interface FreeSWITCH has: `test` (mod_test), `unimrcp:<profile>`, ... */
+          engine: z
+            .string()
+            .regex(/^[A-Za-z0-9_-]{1,64}(:[A-Za-z0-9_.-]{1,64})?$/, 'must be an ASR engine name, optionally with :<profile> (A-Z a-z 0-9 _ - .)')
+            .optional(),
+          /** The grammar loaded for every recognition. */
+          grammar: z
+            .string()
+            .regex(/^[A-Za-z0-9_.:/@-]{1,256}$/, 'must be a grammar name or URI (A-Z a-z 0-9 _ . : / @ -)')
+            .default('builtin:speech/transcribe'),
+          /** Engine parameters passed with every recognition (`{name=value,...}`). */
+          params: z
+            .record(
+              z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'parameter names are 1-64 of A-Z a-z 0-9 _ . -'),
+              z.string().regex(/^[A-Za-z0-9_.:/@+-]{0,256}$/, 'parameter values are up to 256 of A-Z a-z 0-9 _ . : / @ + -'),
+            )
+            .default({}),
+        })
+        .prefault({}),
     })
     .prefault({}),
   cti: z

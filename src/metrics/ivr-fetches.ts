@@ -18,5 +18,6 @@ export function countingFetcher(fetcher: IvrFetcher, count: (kind: Kind, outcome
     fetchJson: (url, params, method) => counted('json', fetcher.fetchJson(url, params, method)),
     checkTarget: (url) => counted('play_url', fetcher.checkTarget(url)),
     reportError: (url, params, error) => fetcher.reportError(url, params, error),
+    notify: (url, params) => fetcher.notify(url, params),
   }
 }

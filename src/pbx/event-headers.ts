@@ -82,6 +82,15 @@ const OTHER_VARIABLES = [
   'record_completion_cause',
   // Who hung up a SIP leg (status events' hangup_by: callbacks/status-events.ts).
   'sip_hangup_disposition',
+  // What the IVR's record and play_and_detect_speech gave (ivr/elements/record.ts, get-input.ts;
+  // test/fixtures/freeswitch/esl/40-42).
+  'record_ms',
+  'detect_speech_result',
+  // mod_spandsp's result of txfax/rxfax (ivr/fax/result.ts; test/fixtures/freeswitch/esl/45, 46).
+  'fax_success',
+  'fax_result_code',
+  'fax_result_text',
+  'fax_document_transferred_pages',
 ] as const
 
 /** A channel variable the daemon reads from events. */

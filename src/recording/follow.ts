@@ -135,6 +135,11 @@ export function followRecordings(deps: RecordingFollowerDeps): RecordingFollower
     if (name !== 'RECORD_START' && name !== 'RECORD_STOP' && name !== 'CHANNEL_HANGUP') return
     const rec = recordingOf(e)
     if (rec === undefined) return
+    // An IVR <Record> on the same leg (src/ivr/elements/record.ts) fires RECORD_START/STOP with the
+    // leg's cod_recording_id too, for a file of its own (`<its id>.wav`, made by the store): not
+    // this recording's (test/fixtures/freeswitch/esl/40-record-app.txt).
+    const named = /([0-9a-f-]{36})\.wav$/.exec(e['Record-File-Path'] ?? '')?.[1]
+    if (name !== 'CHANNEL_HANGUP' && named !== undefined && isRecordingId(named) && named !== rec.id) return
     // One recording's events are handled one after the other (a RECORD_STOP may come while its
     // RECORD_START's record is still being written).
     inOrder(rec.id, async () => {

@@ -150,6 +150,7 @@ t.test('the IVR fetch decorator counts each outcome and passes the result throug
     fetchJson: async () => err(fetchError('blocked_address', 'u', 'refused')),
     checkTarget: async () => ok(undefined),
     reportError: async () => undefined,
+    notify: async () => undefined,
   }
   const f = countingFetcher(inner, (kind, outcome) => m.ivrFetch(kind, outcome))
   t.equal((await f.fetchDocument(['ok'], {})).ok, true)

@@ -14,6 +14,8 @@ import { EXPECTED_STATUS } from './expected-status.js'
 import { runScenario, scenarios } from './scenarios.js'
 import { callsOverHttp } from './calls-http.js'
 import { recordedCalls } from './recording.js'
+import { ivrRecordInput } from './ivr-record-input.js'
+import { realFax } from './fax.js'
 import { statusEvents } from './status-events.js'
 import { ringAll } from './ring-all.js'
 import { pacing } from './pacing.js'
@@ -227,6 +229,18 @@ if (!existsSync(FS_SH)) {
   // Issue 31 item 3 (pacing.ts): a burst above FreeSWITCH's sessions-per-second, without and with the pace.
   t.test('issue 31: originates paced below FreeSWITCH sessions-per-second', async (t) => {
     await pacing(t, real)
+  })
+
+  // Issue 30 items 1-2 (ivr-record-input.ts): Record and GetInput on audio FreeSWITCH plays into a
+  // loopback call (real switch only; the simulator's side is test/e2e/ivr-record-input.test.ts).
+  t.test('issue 30: IVR Record and GetInput (speech with mod_test, DTMF)', async (t) => {
+    await ivrRecordInput(t, real, app)
+  })
+
+  // Issue 30 items 3-5 (fax.ts): a fax sent with SendFax by one leg of a loopback call and received
+  // with ReceiveFax by the other (real switch only; the simulator's side is test/e2e/ivr-fax.test.ts).
+  t.test('issue 30: SendFax to ReceiveFax on the same switch', async (t) => {
+    await realFax(t, real, app)
   })
 
   // D1, last because it ends the real switch: from FreeSWITCH's shutdown notice (its SHUTDOWN

@@ -194,7 +194,8 @@ export async function laneConfig(app: AppServer, eslPassword: string, xmlCurlPas
         .replace('port: 8021', `port: ${eslPort}`)
         .replace('password: ClueCon', `password: ${eslPassword}`)
         .replace('password: change-me-xml-curl', `password: ${xmlCurlPassword}`)
-        .replace('ivr: { fetch_allow: [] }', 'ivr: { fetch_allow: ["127.0.0.1/32"] }')
+        // GetInput's speech goes to mod_test's `test` engine (test/realfs/ivr-record-input.ts loads the module).
+        .replace('ivr: { fetch_allow: [] }', 'ivr: { fetch_allow: ["127.0.0.1/32"], asr: { engine: test } }')
         .replace('log: { level: info }', 'log: { level: warn }'),
   }
 }

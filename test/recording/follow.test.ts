@@ -120,3 +120,16 @@ t.test('events without a recording id of ours, or with a hostile one, are ignore
   t.equal(w.store.stats().started, 0)
   t.same(w.notices, [])
 })
+
+t.test('an IVR <Record> on a recorded leg (its own file, esl/40) is not the call\'s recording', async (t) => {
+  const w = await world(t)
+  const id = newRecordingId()
+  const other = newRecordingId()
+  w.accept('req-5', id, 'https://app.example/rec')
+  for (const e of recordedLeg('28-record-session-bridge.txt', undefined, id)) {
+    if (e['Event-Name'] === 'RECORD_START' || e['Event-Name'] === 'RECORD_STOP') w.emit({ ...e, 'Record-File-Path': `/var/lib/cod/recordings/${DOMAIN}/${other}.wav` })
+  }
+  await new Promise((r) => setTimeout(r, 50))
+  t.equal(w.store.stats().started, 0, 'no record began')
+  t.same(w.notices, [], 'nothing told')
+})

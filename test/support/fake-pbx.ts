@@ -201,6 +201,10 @@ export class FakePbx implements PbxClient, PbxJobSubmitter {
           const eq = a.arg.indexOf('=')
           if (eq > 0) c.vars[a.arg.slice(0, eq)] = a.arg.slice(eq + 1)
         }
+        // unset removes a variable; play_and_detect_speech clears its result when it starts
+        // (mod_dptools.c; test/fixtures/freeswitch/esl/40-42).
+        if (a.app === 'unset') delete c.vars[a.arg.trim()]
+        if (a.app === 'play_and_detect_speech') delete c.vars.detect_speech_result
         Object.assign(c.vars, reply.vars ?? {})
         // play_and_get_digits clears its variable when nothing was entered (switch_ivr_read).
         if (a.app === 'play_and_get_digits' && reply.vars?.cod_ivr_digits === undefined) delete c.vars.cod_ivr_digits

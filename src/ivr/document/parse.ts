@@ -45,6 +45,23 @@ const ONLY_INSIDE: ReadonlyMap<string, string> = (() => {
   ])
 })()
 
+/**
+ * Elements of the language (the Basix element list, docs/ivr.md "Not supported") that need
+ * services this daemon does not have: a document using one is refused saying so, not as an
+ * unknown element, so that its author knows the name is right and the feature missing.
+ */
+const UNSUPPORTED: ReadonlyMap<string, string> = new Map([
+  ['SendSMS', 'it needs an SMS service'],
+  ['AddJob', 'it needs a job scheduling service'],
+])
+
+/** Why a name that is no element of the language is refused. */
+function unknownElement(name: string): string {
+  const unsupported = UNSUPPORTED.get(name)
+  if (unsupported !== undefined) return `<${name}> is not supported by this daemon (${unsupported})`
+  return `unknown element <${name}>${suggestion(name)}`
+}
+
 function suggestion(name: string): string {
   const lower = name.toLowerCase()
   const known = [...KNOWN.keys()].find((k) => k.toLowerCase() === lower)
@@ -97,7 +114,7 @@ class DocumentParser extends ValueReader implements ParseContext {
     if (++this.elements > this.limits.maxElements) fail(pos, `more than ${this.limits.maxElements} elements`)
     if (depth > this.limits.maxDepth) fail(pos, `elements nested deeper than ${this.limits.maxDepth} levels`)
     const known = KNOWN.get(el.name)
-    if (known === undefined) fail(pos, `unknown element <${el.name}>${suggestion(el.name)}`)
+    if (known === undefined) fail(pos, unknownElement(el.name))
     const names = allowed ?? known
     const attrs = new Map<string, string>()
     for (const [name, value] of el.attrs) {
@@ -132,7 +149,7 @@ class DocumentParser extends ValueReader implements ParseContext {
   }
 
   refuseUnknown(child: ChildElement): void {
-    if (!KNOWN.has(child.el.name)) fail(positionOf(child), `unknown element <${child.el.name}>${suggestion(child.el.name)}`)
+    if (!KNOWN.has(child.el.name)) fail(positionOf(child), unknownElement(child.el.name))
   }
 
   body(node: ElementNode): IvrElement[] {

@@ -13,13 +13,17 @@ import type { IvrElement, IvrElementTypes } from '../syntax/types.js'
 import { answer } from './answer.js'
 import { cond } from './cond.js'
 import { getDigits } from './get-digits.js'
+import { getInput } from './get-input.js'
 import { getJson } from './get-json.js'
 import { goTo } from './goto.js'
 import { hangup } from './hangup.js'
 import { ifElement } from './if.js'
 import { park } from './park.js'
 import { play } from './play.js'
+import { receiveFax } from './receive-fax.js'
+import { record } from './record.js'
 import { redirect } from './redirect.js'
+import { sendFax } from './send-fax.js'
 import { set } from './set.js'
 import { setErrorHandler } from './set-error-handler.js'
 import { speak } from './speak.js'
@@ -36,6 +40,10 @@ export const ELEMENTS: ElementTable = {
   Speak: speak,
   Wait: wait,
   GetDigits: getDigits,
+  GetInput: getInput,
+  Record: record,
+  SendFax: sendFax,
+  ReceiveFax: receiveFax,
   Set: set,
   If: ifElement,
   Switch: switchElement,
@@ -65,13 +73,17 @@ export type { ElementContext, ElementModule, LoadedDocument, Outcome, PromptModu
 export type { Answer } from './answer.js'
 export type { Cond, CondClause } from './cond.js'
 export type { GetDigits, Prompt } from './get-digits.js'
+export type { GetInput } from './get-input.js'
 export type { GetJSON } from './get-json.js'
+export type { RecordElement } from './record.js'
 export type { GoTo } from './goto.js'
 export type { Hangup, HangupReason } from './hangup.js'
 export type { If } from './if.js'
 export type { Park } from './park.js'
 export type { Play } from './play.js'
+export type { ReceiveFax } from './receive-fax.js'
 export type { Redirect } from './redirect.js'
+export type { SendFax } from './send-fax.js'
 export type { SetVar } from './set.js'
 export type { SetErrorHandler } from './set-error-handler.js'
 export type { Speak } from './speak.js'

@@ -20,6 +20,7 @@ import type { Logger } from '../../util/logger.js'
 import type { Result } from '../../util/result.js'
 import type { LegContext } from '../../xmlcurl/leg.js'
 import type { TransferTarget } from '../transfer-gate.js'
+import type { AsrSettings, RecordingTarget } from '../recordings.js'
 import type { ElementNode, ParseContext } from '../syntax/reader.js'
 import type { HttpMethod, IvrDocument, IvrElement, Param, ParsedExpr, SourcePos } from '../syntax/types.js'
 import type { Value } from '../expr/value.js'
@@ -74,6 +75,8 @@ export interface ElementContext {
   readonly document: IvrDocument
   /** The prompt folder (`ivr.media_dir`): Play's file names are inside it (audio-source.ts). */
   readonly mediaDir: string
+  /** The fax folder (`ivr.fax_dir`, resolved; one sub-folder per domain): SendFax and ReceiveFax files are inside it. */
+  readonly faxDir?: string | undefined
 
   /** An attribute or text value; a template is rendered with the call's variables and checked. */
   value<T>(p: Param<T>): Result<T, Outcome>
@@ -86,6 +89,23 @@ export interface ElementContext {
   setDigits(digits: string): void
   /** `TransferFailureReason` after a failed Transfer. */
   setTransferFailureReason(reason: string): void
+  /** Record's and GetInput's results (RecordingId, InputType, Speech...): call parameters from now on. */
+  setResults(results: Readonly<Record<string, string>>): void
+
+  /** The speech recognition of daemon.yaml `ivr.asr` (read when the session began); undefined without an engine. */
+  readonly asr: AsrSettings | undefined
+  /**
+   * A new recording of this call in the recording store (src/recording/): its record begun
+   * (`recording`), its file's path for FreeSWITCH and its API path. A runtime error when the
+   * daemon has no store or the store refuses.
+   */
+  beginRecording(): Promise<Result<RecordingTarget, Outcome>>
+  /**
+   * The recording ended: completed with FreeSWITCH's duration (or the WAV header's), or, when
+   * it holds no audio, removed (nothing to keep or serve). Resolves with the duration kept, in
+   * ms (0: removed).
+   */
+  endRecording(id: string, durationMs: number | undefined): Promise<number>
 
   isAnswered(): boolean
   /** Answers the call unless it is answered already. */

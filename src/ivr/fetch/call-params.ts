@@ -7,7 +7,8 @@
  * "0" — FreeSWITCH's own value for "not yet", e.g. `Caller-Channel-Answered-Time: 0` on an
  * unanswered leg in test/fixtures/freeswitch/esl/11-busy-486.txt).
  * Sent when known: UserId, UserName, GroupId, GroupName, Digits (after GetDigits, even empty),
- * TransferFailureReason (after a failed Transfer), Error (with CallStatus=error).
+ * TransferFailureReason (after a failed Transfer), the results of Record and GetInput,
+ * Error (with CallStatus=error).
  * Then `var_<name>` for every variable set with `<Set>`.
  */
 
@@ -43,6 +44,11 @@ export interface CallDescription {
   readonly digits?: string
   /** After a failed Transfer: busy, no_answer, rejected, not_registered or failed. */
   readonly transferFailureReason?: string
+  /**
+   * What the last Record or GetInput gave (RecordingId, RecordingUrl, RecordingDuration;
+   * InputType, Speech, Confidence), sent under those names (src/ivr/elements/record.ts, get-input.ts).
+   */
+  readonly results?: Readonly<Record<string, string>>
   /** The reason of a failure, sent with CallStatus=error. */
   readonly error?: string
   /** Variables set with `<Set>`, sent as var_<name>; non-strings as JSON. */
@@ -92,6 +98,7 @@ export const buildCallParams = (call: CallDescription): Record<string, string> =
   if (call.group?.name !== undefined) p.GroupName = call.group.name
   if (call.digits !== undefined) p.Digits = call.digits
   if (call.transferFailureReason !== undefined) p.TransferFailureReason = call.transferFailureReason
+  for (const [name, value] of Object.entries(call.results ?? {})) p[name] = value
   if (call.error !== undefined) p.Error = call.error
   for (const [name, value] of Object.entries(call.variables ?? {})) p[`var_${name}`] = stringifyVariable(value)
   return p

@@ -158,7 +158,17 @@ export const createFetcher = (opts: FetcherOptions): IvrFetcher => {
     }
   }
 
+  const notify: IvrFetcher['notify'] = async (url, params) => {
+    try {
+      const r = await fetchUrl(url, params, 'POST', '*/*', s)
+      if (!r.ok) log.warn({ url: r.error.url, kind: r.error.kind, reason: r.error.message }, 'ivr call status not delivered')
+    } catch (e) {
+      // Best effort by contract, as reportError.
+      log.warn({ url: redactRaw(url), err: e }, 'ivr call status failed')
+    }
+  }
+
   const checkTarget: IvrFetcher['checkTarget'] = (raw) => checkUrlTarget(raw, s)
 
-  return { fetchDocument, fetchJson, reportError, checkTarget }
+  return { fetchDocument, fetchJson, reportError, notify, checkTarget }
 }

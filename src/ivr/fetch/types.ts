@@ -46,6 +46,11 @@ export interface IvrFetcher {
    * answer is ignored, failures are logged.
    */
   reportError(url: string, params: Readonly<Record<string, string>>, error?: string): Promise<void>
+  /**
+   * Tell a document's URL how its call went: POST the params as they are (the end of a call:
+   * `CallStatus=completed`, its duration, a fax's results). Best effort like reportError.
+   */
+  notify(url: string, params: Readonly<Record<string, string>>): Promise<void>
 }
 
 /** FetcherOptions with their defaults applied: what every step of a fetch reads. */

@@ -20,6 +20,8 @@ export class CallState {
   private answerTime: string | undefined
   private digits: string | undefined
   private transferFailureReason: string | undefined
+  /** Record's and GetInput's results (RecordingId, InputType, ...): the last value of each. */
+  private readonly results = new Map<string, string>()
   private lastError: string | undefined
 
   constructor(
@@ -54,6 +56,10 @@ export class CallState {
 
   setTransferFailureReason(reason: string): void {
     this.transferFailureReason = reason
+  }
+
+  setResults(results: Readonly<Record<string, string>>): void {
+    for (const [name, value] of Object.entries(results)) this.results.set(name, value)
   }
 
   /** `Error` while the error handler runs. */
@@ -95,6 +101,7 @@ export class CallState {
       ...(this.answerTime !== undefined ? { answerTime: this.answerTime } : {}),
       ...(this.digits !== undefined ? { digits: this.digits } : {}),
       ...(this.transferFailureReason !== undefined ? { transferFailureReason: this.transferFailureReason } : {}),
+      ...(this.results.size > 0 ? { results: Object.fromEntries(this.results) } : {}),
     }
     return withVariables ? { ...d, variables: Object.fromEntries(this.variables) } : d
   }

@@ -106,6 +106,11 @@ export class SessionDocuments {
     this.reports.push(this.d.fetcher.reportError(url, this.d.params(), error))
   }
 
+  /** Tells a document's URL how the call went (CallStatus=completed at its end); best effort. */
+  notify(url: string, params: Readonly<Record<string, string>>): Promise<void> {
+    return this.d.fetcher.notify(url, params)
+  }
+
   /** Resolves when every report was sent (or given up). */
   async settled(): Promise<void> {
     await Promise.all(this.reports)

@@ -26,6 +26,10 @@ import { SourceRegistry } from './registry.js'
 import type { InitialDocument } from './documents.js'
 import { FAILURE_CAUSE, IvrSession } from './session.js'
 import type { TransferGate } from '../transfer-gate.js'
+import type { AsrSettings, IvrRecordingStore } from '../recordings.js'
+import { faxDirOf } from '../fax/fax-dir.js'
+import { startFaxRetention } from '../fax/retention.js'
+import { systemClock, type Clock } from '../../util/clock.js'
 
 export interface IvrRunnerDeps {
   readonly pbx: PbxClient
@@ -42,6 +46,10 @@ export interface IvrRunnerDeps {
   readonly elements?: ElementTable
   /** The channel limit's say on a Transfer (the origination engine). */
   readonly transferGate?: TransferGate
+  /** The recording store `<Record>` keeps its files in (the daemon's, src/recording/). */
+  readonly recordings?: IvrRecordingStore
+  /** The clock of the received faxes' hourly sweep (src/ivr/fax/retention.ts); default the system's. */
+  readonly clock?: Clock
 }
 
 export interface IvrRunner extends IvrHandoff {
@@ -73,7 +81,25 @@ export function createIvrRunner(deps: IvrRunnerDeps): IvrRunner {
   const sessions = new Map<string, IvrSession>()
   const running = new Set<Promise<void>>()
   const ended = new Set<string>()
+  /**
+   * Sessions that ended before their call did (a Transfer that connected, or the session hung
+   * up itself): the document's URL is told `completed` at the channel's CHANNEL_HANGUP.
+   */
+  const awaitingHangup = new Map<string, IvrSession>()
+  const completions = new Set<Promise<void>>()
   let closed = false
+
+  const complete = (session: IvrSession): void => {
+    const p = session.complete().finally(() => completions.delete(p))
+    completions.add(p)
+  }
+
+  // Received faxes past ivr.fax_retention_days go, now and hourly (read at each sweep: SIGHUP applies).
+  const faxSettings = () => {
+    const { config } = deps.runtime()
+    return { root: faxDirOf(config.file, config.daemon.ivr.fax_dir), retentionDays: config.daemon.ivr.fax_retention_days }
+  }
+  const faxRetention = startFaxRetention({ settings: faxSettings, clock: deps.clock ?? systemClock, wallNow: () => now().getTime(), logger: log })
 
   const initialDocument = (parked: ParkedCall): InitialDocument => {
     if (parked.source.kind === 'url') return { kind: 'urls', urls: [parked.source.url] }
@@ -95,6 +121,8 @@ export function createIvrRunner(deps: IvrRunnerDeps): IvrRunner {
       return
     }
     const p = parked.value
+    const { ivr, http } = deps.runtime().config.daemon
+    const asr: AsrSettings | undefined = ivr.asr.engine === undefined ? undefined : { engine: ivr.asr.engine, grammar: ivr.asr.grammar, params: ivr.asr.params }
     const session = new IvrSession({
       uuid: p.uuid,
       domain: p.domain,
@@ -106,7 +134,11 @@ export function createIvrRunner(deps: IvrRunnerDeps): IvrRunner {
       logger: log,
       now,
       // Read per call, so a reload (SIGHUP) applies to the next session.
-      mediaDir: deps.runtime().config.daemon.ivr.media_dir,
+      mediaDir: ivr.media_dir,
+      apiPrefix: http.prefix,
+      faxDir: faxDirOf(deps.runtime().config.file, ivr.fax_dir),
+      ...(asr !== undefined ? { asr } : {}),
+      ...(deps.recordings !== undefined ? { recordings: deps.recordings } : {}),
       ...(deps.elements !== undefined ? { elements: deps.elements } : {}),
       ...(deps.transferGate !== undefined ? { transferGate: deps.transferGate } : {}),
     })
@@ -114,6 +146,11 @@ export function createIvrRunner(deps: IvrRunnerDeps): IvrRunner {
     const done = session.run(initialDocument(p)).finally(() => {
       sessions.delete(p.uuid)
       running.delete(done)
+      if (session.hungUp()) complete(session)
+      else if (session.signal.reason !== 'shutdown') {
+        awaitingHangup.set(p.uuid, session)
+        if (awaitingHangup.size > MAX_ENDED) awaitingHangup.delete(awaitingHangup.keys().next().value ?? '')
+      }
       ended.add(p.uuid)
       if (ended.size > MAX_ENDED) {
         const oldest = ended.values().next()
@@ -140,11 +177,19 @@ export function createIvrRunner(deps: IvrRunnerDeps): IvrRunner {
         for (const leg of legs) if (leg !== undefined) sessions.get(leg)?.onBridge()
         break
       }
-      case 'CHANNEL_HANGUP':
-        sessions.get(uuid)?.stop('hangup')
+      case 'CHANNEL_HANGUP': {
+        sessions.get(uuid)?.onHangup(e)
+        const finished = awaitingHangup.get(uuid)
+        if (finished !== undefined) {
+          awaitingHangup.delete(uuid)
+          finished.onHangup(e)
+          complete(finished)
+        }
         break
+      }
       case 'CHANNEL_DESTROY':
         ended.delete(uuid)
+        awaitingHangup.delete(uuid)
         break
     }
   }
@@ -161,7 +206,8 @@ export function createIvrRunner(deps: IvrRunnerDeps): IvrRunner {
       const r = await deps.pbx.bgapi(cmd.value, 5000)
       if (r.ok && r.value.startsWith('-ERR')) {
         log.info({ uuid }, 'ivr channel gone during an ESL outage')
-        session.stop('hangup')
+        // Its CHANNEL_HANGUP was lost: the call ended about now.
+        session.onHangup({})
       }
     }
   }
@@ -182,6 +228,9 @@ export function createIvrRunner(deps: IvrRunnerDeps): IvrRunner {
       offConnected()
       for (const s of sessions.values()) s.stop('shutdown')
       await Promise.all([...running])
+      awaitingHangup.clear()
+      await faxRetention.stop()
+      await Promise.all([...completions])
     },
   }
 }

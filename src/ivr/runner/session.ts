@@ -18,11 +18,11 @@
  * fetches between two FreeSWITCH applications), and MAX_ERROR_JUMPS runs of the error handler,
  * so a GoTo or Redirect loop cannot spin or hammer a server.
  */
+import { randomUUID } from 'node:crypto'
 import type { DomainDirectory } from '../../directory/directory.js'
 import type { CommandError } from '../../pbx/commands.js'
 import type { EslApp, FsEvent, PbxClient } from '../../pbx/types.js'
 import type { Logger } from '../../util/logger.js'
-import type { Result } from '../../util/result.js'
 import type { LegContext } from '../../xmlcurl/leg.js'
 import { runElement, type ElementTable } from '../elements/index.js'
 import { EXEC_TIMEOUT_MS, GONE, NEXT, type ElementContext, type LoadedDocument, type Outcome } from '../elements/types.js'
@@ -35,6 +35,8 @@ import { SessionChannel } from './channel.js'
 import { SessionDocuments, type InitialDocument } from './documents.js'
 import { IdleGuard, MAX_IDLE_STEPS } from './idle-guard.js'
 import type { TransferGate, TransferTarget } from '../transfer-gate.js'
+import type { AsrSettings, IvrRecordingStore, RecordingTarget } from '../recordings.js'
+import { err, ok, type Result } from '../../util/result.js'
 
 /** @internal Exported for tests: test/ivr/runner runs the error handler up to it. */
 export const MAX_ERROR_JUMPS = 10
@@ -58,6 +60,14 @@ export interface SessionDeps {
   readonly elements?: ElementTable
   /** The channel limit's say on a Transfer (the engine); without it, every Transfer may ring. */
   readonly transferGate?: TransferGate
+  /** Where `<Record>` keeps its files (the daemon's recording store); without it a Record is a runtime error. */
+  readonly recordings?: IvrRecordingStore
+  /** daemon.yaml `ivr.asr` with an engine (GetInput); absent without one. */
+  readonly asr?: AsrSettings
+  /** The API's prefix (`http.prefix`): a recording's RecordingUrl is `<prefix>/recordings/<id>/audio`. */
+  readonly apiPrefix?: string
+  /** The fax folder (`ivr.fax_dir`, resolved) of SendFax and ReceiveFax; without it a fax is a runtime error. */
+  readonly faxDir?: string
 }
 
 export type StopReason = 'hangup' | 'shutdown'
@@ -74,6 +84,13 @@ export class IvrSession implements ElementContext {
   private readonly elements: ElementTable | undefined
   private readonly legContext: LegContext
   private readonly transferGate: TransferGate | undefined
+  private readonly recordings: IvrRecordingStore | undefined
+  private readonly apiPrefix: string
+  readonly asr: AsrSettings | undefined
+  readonly faxDir: string | undefined
+  /** When FreeSWITCH said the channel hung up (ms since the epoch), for the call's duration. */
+  private hungUpAtMs: number | undefined
+  private readonly now: () => Date
   private readonly guard = new IdleGuard()
   private readonly state: CallState
   private readonly channel: SessionChannel
@@ -88,6 +105,11 @@ export class IvrSession implements ElementContext {
     this.mediaDir = d.mediaDir
     this.legContext = d.leg
     this.transferGate = d.transferGate
+    this.recordings = d.recordings
+    this.asr = d.asr
+    this.apiPrefix = d.apiPrefix ?? '/api'
+    this.faxDir = d.faxDir
+    this.now = d.now
     this.elements = d.elements
     this.log = d.logger.child({ uuid: d.uuid, domain: d.domain.name })
     const signal = this.controller.signal
@@ -109,6 +131,34 @@ export class IvrSession implements ElementContext {
 
   onAnswer(e: FsEvent): void {
     this.state.markAnswered(e)
+  }
+
+  /** The channel hung up (its CHANNEL_HANGUP): every wait ends, and the call's end time is kept. */
+  onHangup(e: FsEvent): void {
+    const t = e['Event-Date-Timestamp']
+    this.hungUpAtMs ??= t !== undefined && /^[1-9]\d{0,18}$/.test(t) ? Math.floor(Number(t) / 1000) : this.now().getTime()
+    this.stop('hangup')
+  }
+
+  /** Whether FreeSWITCH said the channel hung up (the call's end is known). */
+  hungUp(): boolean {
+    return this.hungUpAtMs !== undefined
+  }
+
+  /**
+   * The call ended: the last fetched document's URL is told `CallStatus=completed` with the
+   * call's duration (`CallDuration`, whole seconds from its answer to its hangup, 0 when it was
+   * never answered) and the parameters it had last (a fax's results among them). Inline
+   * documents have no URL to tell. Best effort, like an error report.
+   */
+  async complete(): Promise<void> {
+    const url = this.current?.url
+    if (url === undefined) return
+    const params = this.state.params()
+    const end = this.hungUpAtMs ?? this.now().getTime()
+    const answeredUs = /^[1-9]\d{0,18}$/.test(params.AnswerTime ?? '') ? Number(params.AnswerTime) : 0
+    const duration = answeredUs === 0 ? 0 : Math.max(0, Math.floor((end - answeredUs / 1000) / 1000))
+    await this.documents.notify(url, { ...params, CallStatus: 'completed', CallDuration: String(duration) })
   }
 
   onBridge(): void {
@@ -250,6 +300,33 @@ export class IvrSession implements ElementContext {
 
   setTransferFailureReason(reason: string): void {
     this.state.setTransferFailureReason(reason)
+  }
+
+  setResults(results: Readonly<Record<string, string>>): void {
+    this.state.setResults(results)
+  }
+
+  async beginRecording(): Promise<Result<RecordingTarget, Outcome>> {
+    const store = this.recordings
+    if (store === undefined) return err({ kind: 'error', message: 'Record: this daemon keeps no recordings' })
+    const id = randomUUID()
+    const domain = this.domain.name
+    const path = store.recordingFile(domain, id)
+    if (!path.ok) return err({ kind: 'error', message: `Record: no file for the recording: ${path.error}` })
+    const begun = await store.begin({ id, requestId: this.legContext.requestId ?? '', domain, legs: [this.uuid], startedAt: Date.now() })
+    if (!begun.ok) return err({ kind: 'error', message: `Record: the recording's record could not be written: ${begun.error}` })
+    return ok({ id, path: path.value, url: `${this.apiPrefix}/recordings/${id}/audio` })
+  }
+
+  async endRecording(id: string, durationMs: number | undefined): Promise<number> {
+    const store = this.recordings
+    if (store === undefined) return 0
+    const done = await store.complete(id, durationMs !== undefined && durationMs > 0 ? { durationMs } : {})
+    if (done.ok && done.value.status === 'completed' && durationMs !== 0) return done.value.durationMs ?? 0
+    // Nothing heard (FreeSWITCH wrote the header alone), or no file: nothing to keep or serve.
+    if (!done.ok) this.log.warn({ recordingId: id, error: done.error }, 'ivr Record: the recording could not be completed')
+    await store.remove(this.domain.name, id)
+    return 0
   }
 
   isAnswered(): boolean {

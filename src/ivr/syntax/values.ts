@@ -30,6 +30,20 @@ const CALL_PARAMETERS: ReadonlySet<string> = new Set([
   'Digits',
   'TransferFailureReason',
   'Error',
+  // Record's and GetInput's results (elements/record.ts, elements/get-input.ts).
+  'RecordingId',
+  'RecordingUrl',
+  'RecordingDuration',
+  'InputType',
+  'Speech',
+  'Confidence',
+  // A fax's results (fax/result.ts) and the call's length, sent at its end (runner/session.ts complete).
+  'FaxOperation',
+  'FaxFilePath',
+  'FaxResultCode',
+  'FaxResultText',
+  'FaxPages',
+  'CallDuration',
 ])
 
 export class ValueReader implements ValueReading {

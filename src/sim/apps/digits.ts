@@ -9,7 +9,7 @@ import { separateString } from '../text/fs-strings.js'
 import { PROMPT_SEC, wait } from './media.js'
 
 /** Waits for one DTMF digit, up to `seconds`; undefined on timeout or hangup. */
-async function nextDigit(sw: Switch, s: Session, seconds: number, signal: AbortSignal): Promise<string | undefined> {
+export async function nextDigit(sw: Switch, s: Session, seconds: number, signal: AbortSignal): Promise<string | undefined> {
   if (s.dtmfBuffer === '') {
     await new Promise<void>((resolve) => {
       const timer = sw.clock.after(seconds, done)
@@ -39,7 +39,7 @@ const dtmfStarted = new WeakSet<Session>()
  * RFC 2833 DTMF that FreeSWITCH queues on the channel (digits arriving between collections
  * wait in the queue for the next one, as switch_channel_queue_dtmf does).
  */
-function startFarEndDtmf(sw: Switch, s: Session): void {
+export function startFarEndDtmf(sw: Switch, s: Session): void {
   const digits = s.farEnd?.dtmf
   if (digits === undefined || dtmfStarted.has(s) || !s.answered) return
   dtmfStarted.add(s)

@@ -11,7 +11,9 @@ import { untilAborted } from '../model/clock.js'
 import { separateString } from '../text/fs-strings.js'
 import { bridgeApp } from './bridge.js'
 import { playAndGetDigits } from './digits.js'
+import { playAndDetectSpeech, recordApp } from './ivr-input.js'
 import { recordSession } from './record-session.js'
+import { rxfax, txfax } from './fax.js'
 import { PROMPT_SEC, wait } from './media.js'
 import { exportVar, multiset, setVar } from './variables.js'
 
@@ -49,7 +51,13 @@ export const APPS: AppTable = {
   endless_playback: (_sw, _s, _arg, signal) => untilAborted(signal),
   echo: (_sw, _s, _arg, signal) => untilAborted(signal),
   play_and_get_digits: playAndGetDigits,
+  // The IVR's Record and GetInput (test/fixtures/freeswitch/esl/40-42).
+  record: recordApp,
+  play_and_detect_speech: playAndDetectSpeech,
   record_session: (sw, s, arg) => recordSession(sw, s, arg),
+  // mod_spandsp's fax applications (fax.ts; test/fixtures/freeswitch/esl/45-47).
+  txfax,
+  rxfax,
   /**
    * send_dtmf <digits>: sends the digits to the channel's far end (mod_dptools.c
    * send_dtmf_function, switch_core_session_send_dtmf_string). FreeSWITCH fires no event for

@@ -61,6 +61,10 @@ export interface FarEnd {
   readonly refuse?: 'busy' | 'reject' | 'unavailable' | 'deadContact'
   readonly hangupAfter?: number
   readonly dtmf?: string
+  /** Seconds it talks once a `record` or a speech detection runs (sim/apps/ivr-input.ts). */
+  readonly talk?: number
+  /** A fax machine: it takes what txfax sends, and sends this many pages to rxfax (sim/apps/fax.ts). */
+  readonly faxPages?: number
 }
 
 export type HangupDisposition = 'send_bye' | 'recv_bye' | 'send_cancel' | 'recv_cancel' | 'recv_refuse' | 'send_refuse'

@@ -26,7 +26,7 @@ export interface Terminal {
 const PSTN_DEFAULT: SimBehaviour = { answer_after: 1 }
 
 export function farEndOf(b: SimBehaviour, kind: FarEnd['kind'], label: string): FarEnd {
-  const base = { kind, label, ...(b.dtmf !== undefined ? { dtmf: b.dtmf } : {}) }
+  const base = { kind, label, ...(b.dtmf !== undefined ? { dtmf: b.dtmf } : {}), ...(b.talk !== undefined ? { talk: b.talk } : {}), ...(b.fax_pages !== undefined ? { faxPages: b.fax_pages } : {}) }
   if (b.answer_after !== undefined) {
     return { ...base, answerAfter: b.answer_after, ...(b.hangup_after !== undefined ? { hangupAfter: b.hangup_after } : {}) }
   }

@@ -54,6 +54,13 @@ export class FakeFetcher implements IvrFetcher {
     this.reports.push({ url, params: { ...params }, error })
   }
 
+  /** The call statuses told to documents' URLs (the end of a call: CallStatus=completed). */
+  readonly notices: Array<{ url: string; params: Readonly<Record<string, string>> }> = []
+
+  async notify(url: string, params: Readonly<Record<string, string>>): Promise<void> {
+    this.notices.push({ url, params: { ...params } })
+  }
+
   /** Hosts whose media URLs the address guard would refuse. */
   readonly blockedHosts = new Set<string>()
 
