@@ -4,7 +4,8 @@
  * limit of 10 such calls (channel_limit 20). Every request with wait_ms ends 200 or 429 after its
  * wait, the live channels never exceed the limit, and every admitted call is placed (its result
  * callback comes); a request that may not wait long enough is refused with nothing placed; a
- * client that goes away while waiting takes its request with it; bad values are refused.
+ * client that goes away while waiting takes its request with it; an Idempotency-Key replay made
+ * during the wait gets the first request's reply and places nothing; bad values are refused.
  */
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:http'
@@ -54,14 +55,14 @@ t.test('a burst waits for its channels, first come first served, never above the
     }
   })()
 
-  const post = async (body: unknown, signal?: AbortSignal) => {
+  const post = async (body: unknown, signal?: AbortSignal, key?: string) => {
     const res = await fetch(`${daemon.baseUrl}/api/call_external`, {
       method: 'POST',
-      headers: { authorization: AUTH, 'content-type': 'application/json' },
+      headers: { authorization: AUTH, 'content-type': 'application/json', ...(key !== undefined ? { 'idempotency-key': key } : {}) },
       body: JSON.stringify(body),
       ...(signal !== undefined ? { signal } : {}),
     })
-    return { status: res.status, requestId: res.headers.get('x-request-id') ?? '', body: (await res.json()) as { error?: { id: string; description: string } } }
+    return { status: res.status, requestId: res.headers.get('x-request-id') ?? '', body: (await res.json()) as { uuids?: string[]; error?: { id: string; description: string } } }
   }
   const call = { target: '0355550000', destination: 'bob', callback_url: callbackUrl }
 
@@ -112,6 +113,28 @@ t.test('a burst waits for its channels, first come first served, never above the
     await waitFor('the domain empty again', () => sim.liveChannels().length === 0, 10_000)
     await new Promise((r) => setTimeout(r, 500))
     t.equal(sim.liveChannels().length, 0, 'the request whose client went away was never placed')
+  })
+
+  await t.test('an Idempotency-Key replay during the wait waits for the same outcome: one call', async (t) => {
+    const long = { target: '0399990000', destination: 'bob' }
+    const holders = await Promise.all(Array.from({ length: 10 }, () => post({ ...long, wait_ms: 5000 })))
+    t.same(holders.map((r) => r.status), Array(10).fill(200), 'ten calls hold the 20 channels')
+    const body = { ...call, wait_ms: 10000 }
+    const first = post(body, undefined, 'replayed-while-waiting')
+    await new Promise((r) => setTimeout(r, 200))
+    const replay = post(body, undefined, 'replayed-while-waiting')
+    await new Promise((r) => setTimeout(r, 200))
+    // Room for one call: the first in line is placed, and its replay answers with it.
+    for (const c of sim.liveChannels().filter((x) => x.variables['cod_request_id'] === holders[0]?.requestId)) sim.remoteHangup(c.uuid)
+    const [a, b] = await Promise.all([first, replay])
+    t.equal(a.status, 200, JSON.stringify(a.body))
+    t.same(b.body, a.body, 'the replay got the same reply, the same UUIDs')
+    const uuids = a.body.uuids ?? []
+    await waitFor('its result', () => results.has(a.requestId), 10_000)
+    t.equal([...results.keys()].filter((id) => id === b.requestId || id === a.requestId).length, 1, 'one request placed, one result')
+    t.equal(uuids.length, 1, 'one originating leg')
+    for (const c of sim.liveChannels()) sim.remoteHangup(c.uuid)
+    await waitFor('the domain empty again', () => sim.liveChannels().length === 0, 10_000)
   })
 
   await t.test('bad wait_ms values are refused', async (t) => {
