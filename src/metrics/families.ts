@@ -254,6 +254,14 @@ export function collectedFamilies(registers: Registry[], sources: MetricSources)
       for (const [domain, n] of waitFigures().waiting) this.inc({ domain: domainLabel(domain, configured) }, n)
     },
   })
+  new Gauge({
+    name: 'cod_originates_waiting_for_pace',
+    help: "Originates waiting now for their turn under FreeSWITCH's sessions-per-second (freeswitch.max_originates_per_second), on this box",
+    registers,
+    collect() {
+      this.set(waitFigures().pacedNow ?? 0)
+    },
+  })
   const waitsSeen = new Map<string, number>()
   new Counter({
     name: 'cod_channel_waits_total',

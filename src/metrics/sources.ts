@@ -52,6 +52,8 @@ export interface WaitingFigures {
   readonly ended: Readonly<Record<'taken' | 'timeout' | 'full' | 'abandoned', number>>
   /** Since start: the time all waits took, ms. */
   readonly waitedMs: number
+  /** Originates waiting now for their turn under FreeSWITCH's session rate (origination/pace.ts), on this box. */
+  readonly pacedNow?: number
 }
 
 export interface MetricSources {

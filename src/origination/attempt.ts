@@ -75,6 +75,8 @@ export interface AttemptOwner {
   readonly domainName: string
   /** The engine is closing: nothing more may be written for it (checked after a wait for the pace). */
   readonly stopping: boolean
+  /** Signalled when the request is abandoned (its client went away before the reply, or the engine stops): a wait for the pace ends. */
+  readonly abandoned: AbortSignal
   /** These legs count no more as reserved (created, ended, or never placed). */
   releaseLegs(uuids: readonly string[]): void
   /** This originate is ringing for it from now on. */
@@ -212,9 +214,10 @@ export function createAttempts(deps: AttemptDeps): Attempts {
     const { pace } = deps
     if (pace === undefined) return ok(undefined)
     const maxWaitMs = Math.max(owner.plan.waitMs ?? 0, DEFAULT_PACE_WAIT_MS)
-    const turn = await pace.take(sessions, maxWaitMs)
+    const turn = await pace.take(sessions, maxWaitMs, owner.abandoned)
     if (turn.end === 'go' && owner.stopping) turn.unused()
-    if (turn.end === 'closed' || owner.stopping) return err(STOPPING)
+    // A client that went away while its originate waited for a turn: nothing is placed (as a wait for a channel).
+    if (turn.end === 'closed' || turn.end === 'abandoned' || owner.stopping) return err(STOPPING)
     if (turn.end === 'timeout') {
       log.warn({ requestId: owner.plan.requestId, legs: sessions, pace: pace.limit(), waitedMs: maxWaitMs }, 'originate refused: its turn under the session rate did not come in time')
       return err(

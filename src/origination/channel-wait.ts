@@ -40,6 +40,8 @@ export interface WaitFigures {
   /** Since start: waits by how they ended, and the time they took in all (ms). */
   readonly ended: Readonly<Record<WaitEnd, number>>
   readonly waitedMs: number
+  /** Originates waiting now for their turn under the session rate (pace.ts; the engine adds it). */
+  readonly pacedNow?: number
 }
 
 export class ChannelWaits {

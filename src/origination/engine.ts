@@ -211,7 +211,7 @@ export function createEngine(deps: EngineDeps): Engine {
     originate,
     inUse: (domain) => limiter.inUse(domain),
     waiting: (domain) => waits.waiting(domain),
-    waitFigures: () => waits.figures(),
+    waitFigures: () => ({ ...waits.figures(), pacedNow: pace.waiting() }),
     mayBridge(domain, requestId, callerUuid) {
       if (limiter.destinationSlots(requestId) !== undefined) return true
       const limit = runtime().directory.domain(domain)?.config.channel_limit

@@ -56,7 +56,7 @@ export function paceBelow(sessionsPerSecond: number): number {
  * them (`written`: their start counts from then) or that it never will (`unused`: they count no
  * more). Otherwise the wait ran out, or the pace closed.
  */
-export type PaceTurn = { readonly end: 'go'; written(): void; unused(): void } | { readonly end: 'timeout' } | { readonly end: 'closed' }
+export type PaceTurn = { readonly end: 'go'; written(): void; unused(): void } | { readonly end: 'timeout' } | { readonly end: 'abandoned' } | { readonly end: 'closed' }
 /** @internal Exported for tests: test/origination/pace.test.ts records how waits ended. */
 export type PaceEnd = PaceTurn['end']
 
@@ -66,7 +66,8 @@ export interface Pace {
    * caller still waiting; 'timeout' after `maxWaitMs` (nothing counted). An originate of more
    * legs than the whole rate goes alone, once the window is empty.
    */
-  take(sessions: number, maxWaitMs: number): Promise<PaceTurn>
+  /** Waits for a turn; `abandon` (the client went away before its reply) leaves the line at once. */
+  take(sessions: number, maxWaitMs: number, abandon?: AbortSignal): Promise<PaceTurn>
   /** Originates waiting for their turn now. */
   waiting(): number
   /** The legs per window kept now. */
@@ -155,20 +156,36 @@ export function createPace(deps: PaceDeps): Pace {
   }
 
   return {
-    take(sessions, maxWaitMs) {
+    take(sessions, maxWaitMs, abandon) {
       if (closed) return Promise.resolve({ end: 'closed' })
+      if (abandon?.aborted === true) return Promise.resolve({ end: 'abandoned' })
       if (queue.length === 0 && delayFor(sessions) === 0) return Promise.resolve(grant(sessions))
       if (maxWaitMs <= 0) return Promise.resolve({ end: 'timeout' })
       return new Promise<PaceTurn>((resolve) => {
-        const w: Waiter = { sessions, resolve, cancelDeadline: () => undefined }
-        w.cancelDeadline = clock.after(maxWaitMs, () => {
+        /** Out of the line with this end (the head may have gone: the next one may fit already). */
+        const leave = (end: 'timeout' | 'abandoned'): void => {
           const i = queue.indexOf(w)
           if (i < 0) return
           queue.splice(i, 1)
-          resolve({ end: 'timeout' })
-          // The head may have gone: the next one may fit already.
+          w.cancelDeadline()
+          resolve({ end })
           if (i === 0) pump()
-        })
+        }
+        const onAbandon = (): void => leave('abandoned')
+        const w: Waiter = {
+          sessions,
+          resolve: (turn) => {
+            abandon?.removeEventListener('abort', onAbandon)
+            resolve(turn)
+          },
+          cancelDeadline: () => undefined,
+        }
+        const cancelTimer = clock.after(maxWaitMs, () => leave('timeout'))
+        w.cancelDeadline = () => {
+          cancelTimer()
+          abandon?.removeEventListener('abort', onAbandon)
+        }
+        abandon?.addEventListener('abort', onAbandon, { once: true })
         queue.push(w)
         if (queue.length === 1) pump()
       })

@@ -112,6 +112,10 @@ export class OriginationRequest {
     return this.#stopping
   }
 
+  get abandoned(): AbortSignal {
+    return this.#abandon.signal
+  }
+
   /** The domain's channel_limit now (a reload may change it between a hunt's members). */
   #limit(): number {
     return this.#services.runtime().directory.domain(this.plan.domain)?.config.channel_limit ?? 0

@@ -30,6 +30,7 @@ export const FAMILIES = [
   'cod_requests_waiting',
   'cod_channel_waits_total',
   'cod_channel_wait_seconds_total',
+  'cod_originates_waiting_for_pace',
   // Process figures (prom-client's defaults).
   'process_cpu_seconds_total',
   'process_resident_memory_bytes',
@@ -69,6 +70,7 @@ export const FIRST_SCRAPE_SERIES: readonly string[] = [
   'cod_requests_waiting{domain="example.test"}',
   ...['taken', 'timeout', 'full', 'abandoned'].map((outcome) => `cod_channel_waits_total{outcome="${outcome}"}`),
   'cod_channel_wait_seconds_total',
+  'cod_originates_waiting_for_pace',
   ...['directory', 'dialplan', 'configuration', 'phrases', 'other'].flatMap((section) => [
     `cod_xmlcurl_duration_seconds_count{section="${section}"}`,
     ...['found', 'not_found', 'refused', 'error'].map((outcome) => `cod_xmlcurl_requests_total{section="${section}",outcome="${outcome}"}`),

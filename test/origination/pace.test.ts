@@ -40,6 +40,29 @@ t.test('within the limit at once; beyond it, its turn comes as the oldest start 
   })
 })
 
+t.test('a waiter whose client went away leaves the line at once; the one behind takes its turn', async (t) => {
+  await withFakeClock(async (clock) => {
+    const pace = createPace({ clock: systemClock, limit: () => 2 })
+    t.equal((await pace.take(2, 0)).end, 'go', 'the window is full')
+    const gone = new AbortController()
+    let first: PaceEnd | undefined
+    let second: PaceEnd | undefined
+    void pace.take(2, 5000, gone.signal).then((e) => (first = e.end))
+    void pace.take(1, 5000).then((e) => (second = e.end))
+    await clock.advance(100)
+    t.equal(pace.waiting(), 2)
+    gone.abort()
+    await flush()
+    t.equal(first, 'abandoned', 'told at once, not at its deadline')
+    t.equal(pace.waiting(), 1)
+    await clock.advance(W - 100)
+    t.equal(second, 'go', 'the next in line goes when the window frees, as if the first had never waited')
+    const already = new AbortController()
+    already.abort()
+    t.equal((await pace.take(1, 5000, already.signal)).end, 'abandoned', 'a client already gone does not queue')
+  })
+})
+
 t.test('a burst never puts more than the limit in any second', async (t) => {
   await withFakeClock(async (clock) => {
     const pace = createPace({ clock: systemClock, limit: () => 5 })
@@ -201,11 +224,13 @@ t.test('the engine paces below the FreeSWITCH rate it read: a request over it wa
     const replies = Array.from({ length: 6 }, () => engine.originate(plan({ kind: 'user', user: userOf(rt, 'alice'), autoAnswer: false })))
     await flush()
     t.equal(pbx.originates().length, 4, 'four written at once, the rest wait')
+    t.equal(engine.waitFigures().pacedNow, 2, 'two waiting for their turn (cod_originates_waiting_for_pace)')
     await clock.advance(W - 1)
     t.equal(pbx.originates().length, 4, 'nothing more within the window')
     await clock.advance(1)
     await flush()
     t.equal(pbx.originates().length, 6, 'the other two once the window is over')
+    t.equal(engine.waitFigures().pacedNow, 0)
     for (const r of await Promise.all(replies)) t.ok(r.ok, 'each placed')
     await engine.close()
   })
