@@ -2,8 +2,12 @@
  * `cod call`: a test call through a running daemon's API, for an operator or an application
  * developer trying a configuration or the sandbox (cod simulator). It opens a CTI connection
  * with `full_events=true` first (call-events.ts), sends the request, prints the reply, then the
- * request's channel events until its channels are gone, or a timeout.
+ * request's channel events until its channels are gone, or a timeout. With --status-events it
+ * also receives the request's status events (docs/events.md) on a listener of its own and prints
+ * each as it comes.
  */
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import type { Operation } from '../origination/plan.js'
 import { openCtiFeed, RequestChannels, type ChannelEvent, type CtiFeed } from './call-events.js'
 import { err, ok, type Result } from '../util/result.js'
@@ -11,6 +15,7 @@ import { EXIT_OK, EXIT_PROBLEMS, parseCommandLine, stringOpt, usageError, type C
 
 const CALL_USAGE = `usage: cod call <operation> --domain D [--token T] [--url http://127.0.0.1:8080] [--prefix /api]
                 [--json '{...}' | key=value ... key:=<json> ...] [--timeout 120] [--raw] [--no-events]
+                [--status-events]
 
 Sends one request (operation: call_user, call_group, call_external, initiate_call) to a
 running daemon with Basic auth (the domain and an API token), prints the HTTP status and reply,
@@ -26,6 +31,10 @@ before the request) until they have all ended.
   --timeout   seconds to wait for the call to end (default 120)
   --raw       print the CTI frames as received (one JSON a line) instead of a summary
   --no-events only the reply (no CTI connection)
+  --status-events
+              also print the request's status events (docs/events.md): they are sent to a
+              listener cod call opens on 127.0.0.1 (status_callback_url), so the daemon must run
+              on this host and allow 127.0.0.1 in callbacks.allow
 
 Example: COD_TOKEN=demo-token-example-test cod call call_user --domain example.test \\
            user_name=alice destination=bob
@@ -77,6 +86,7 @@ interface CallRequest {
   readonly timeoutMs: number
   readonly raw: boolean
   readonly followEvents: boolean
+  readonly statusEvents: boolean
 }
 
 const CALL_OPTIONS = {
@@ -88,6 +98,7 @@ const CALL_OPTIONS = {
   timeout: { type: 'string' },
   raw: { type: 'boolean' },
   'no-events': { type: 'boolean' },
+  'status-events': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const
 
@@ -119,6 +130,8 @@ function parseCall(argv: readonly string[], env: CliIo['env']): Result<CallReque
   if (domain === undefined || token === undefined || token === '') return err('--domain and a token (--token or COD_TOKEN) are required')
   const body = requestBody(stringOpt(values.json), pairs)
   if (!body.ok) return body
+  const statusEvents = values['status-events'] === true
+  if (statusEvents && 'status_callback_url' in body.value) return err('--status-events sets status_callback_url itself: give one or the other')
   const timeoutText = stringOpt(values.timeout) ?? '120'
   const timeoutS = Number(timeoutText)
   if (!/^\d+(\.\d+)?$/.test(timeoutText) || timeoutS <= 0 || timeoutS > 86_400) return err('--timeout must be seconds above 0 (at most 86400)')
@@ -138,6 +151,7 @@ function parseCall(argv: readonly string[], env: CliIo['env']): Result<CallReque
     timeoutMs: timeoutS * 1000,
     raw: values.raw === true,
     followEvents: values['no-events'] !== true,
+    statusEvents,
   })
 }
 
@@ -147,13 +161,58 @@ const describeFailure = (e: unknown): string => {
   return `${(e as Error).message}${cause instanceof Error ? ` (${cause.message})` : ''}`
 }
 
+/** A status event as received (docs/events.md): what a line shows of it. */
+interface StatusEvent {
+  readonly event?: string
+  readonly uuid?: string
+  readonly leg?: string
+  readonly sequence?: number
+  readonly hangup_cause?: string | null
+  readonly hangup_by?: string | null
+  readonly billsec?: number | null
+}
+
+const statusLine = (e: StatusEvent): string => {
+  const end = e.event === 'completed' ? `  ${e.hangup_cause ?? '?'} by ${e.hangup_by ?? '?'}, billsec ${e.billsec ?? '?'}` : ''
+  return `status   #${String(e.sequence ?? '?').padEnd(3)} ${String(e.event).padEnd(9)} ${String(e.leg).padEnd(11)} ${e.uuid ?? '-'}${end}`
+}
+
+/**
+ * A listener for the request's status events on 127.0.0.1 (an ephemeral port): each is printed as
+ * it comes and answered 204. `settled()`: every leg that told an event has told its `completed`.
+ */
+async function statusReceiver(t0: number, io: CliIo): Promise<{ url: string; settled(): boolean; close(): void }> {
+  const told = new Map<string, boolean>()
+  const server: Server = createServer((req, res) => {
+    let text = ''
+    req.setEncoding('utf8')
+    req.on('data', (c: string) => (text += c.length + text.length <= 65_536 ? c : ''))
+    req.on('end', () => {
+      try {
+        const e = JSON.parse(text) as StatusEvent
+        if (e.uuid !== undefined) told.set(e.uuid, told.get(e.uuid) === true || e.event === 'completed')
+        io.stdout.write(`${elapsed(t0)}  ${statusLine(e)}\n`)
+      } catch {
+        io.stderr.write('a status event that is not JSON\n')
+      }
+      res.writeHead(204).end()
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/status`,
+    settled: () => told.size > 0 && [...told.values()].every(Boolean),
+    close: () => void server.close(),
+  }
+}
+
 /** Sends the request: the HTTP status and body text, or why it could not be sent. */
-async function send(req: CallRequest): Promise<Result<{ status: number; text: string }, string>> {
+async function send(req: CallRequest, extra: Record<string, unknown>): Promise<Result<{ status: number; text: string }, string>> {
   try {
     const res = await fetch(`${req.root}/${req.operation}`, {
       method: 'POST',
       headers: { authorization: req.authorization, 'content-type': 'application/json' },
-      body: JSON.stringify(req.body),
+      body: JSON.stringify({ ...req.body, ...extra }),
       signal: AbortSignal.timeout(30_000),
     })
     return ok({ status: res.status, text: await res.text() })
@@ -194,20 +253,30 @@ export async function runCall(argv: readonly string[], io: CliIo): Promise<ExitC
     }
     feed = opened.feed
   }
+  const status = req.statusEvents ? await statusReceiver(t0, io) : undefined
   try {
-    const sent = await send(req)
+    const sent = await send(req, status !== undefined ? { status_callback_url: status.url } : {})
     if (!sent.ok) {
       io.stderr.write(`request failed: ${sent.error}\n`)
       return EXIT_PROBLEMS
     }
-    const { status, text } = sent.value
-    io.stdout.write(`${elapsed(t0)}  HTTP ${status} ${text.trim()}\n`)
-    const uuids = acceptedUuids(status, text)
+    const { status: httpStatus, text } = sent.value
+    io.stdout.write(`${elapsed(t0)}  HTTP ${httpStatus} ${text.trim()}\n`)
+    const uuids = acceptedUuids(httpStatus, text)
     if (uuids.length === 0) return EXIT_PROBLEMS
-    if (feed === undefined) return EXIT_OK
-    return await follow(feed, uuids, t0, req.timeoutMs, req.raw, io)
+    const deadline = t0 + req.timeoutMs
+    const code = feed === undefined ? EXIT_OK : await follow(feed, uuids, t0, req.timeoutMs, req.raw, io)
+    // The last status events are POSTed after the channels are gone (and retried): wait for each
+    // leg's completed, within the timeout.
+    while (status !== undefined && !status.settled() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100))
+    if (status !== undefined && !status.settled()) {
+      io.stderr.write('timeout: not every leg told its completed status event\n')
+      return EXIT_PROBLEMS
+    }
+    return code
   } finally {
     feed?.close()
+    status?.close()
   }
 }
 

@@ -56,6 +56,7 @@ freeswitch: { mode: freeswitch, host: 127.0.0.1, port: ${esl}, password: ClueCon
 xml_curl: { host: 127.0.0.1, port: ${xmlCurl}, username: freeswitch, password: change-me-xml-curl }
 journal: { dir: journal }
 log: { level: info }
+callbacks: { allow: [127.0.0.1/32] }
 `,
   )
   // Simulated time 20x faster: alice answers after 50 ms, then bob (bridged by the dialplan) answers
@@ -88,6 +89,23 @@ log: { level: info }
     t.equal(of(others[0] ?? '').at(-1), 'removed')
     t.match(r.stdout, /answered/, 'the states are shown')
     t.match(r.stdout, /removed .*NORMAL_CLEARING/, 'with the hangup cause')
+  })
+
+  await t.test('--status-events: the request\'s status events too, numbered, each leg to its completed (exit 0)', async (t) => {
+    const r = await cod(['call', 'call_user', '--url', url, '--domain', 'cli.test', '--status-events', 'user_name=alice', 'destination=bob'], { env, timeoutMs: 60_000 })
+    t.equal(r.code, 0, r.stderr)
+    const status = r.stdout
+      .split('\n')
+      .map((l) => /^\s*\+\d+\.\d\ds {2}status\s+#(\d+)\s+(\w+)\s+(origin|destination)\s+(\S+)(.*)$/.exec(l))
+      .filter((m): m is RegExpExecArray => m !== null)
+    t.same(status.map((m) => Number(m[1])), status.map((_, i) => i + 1), 'numbered 1..n, printed in order')
+    const of = (leg: string) => status.filter((m) => m[3] === leg).map((m) => m[2])
+    t.same(of('origin'), ['initiated', 'ringing', 'answered', 'bridged', 'completed'], "alice's leg")
+    t.same(of('destination'), ['initiated', 'ringing', 'answered', 'completed'], "bob's leg")
+    t.match(status.find((m) => m[3] === 'destination' && m[2] === 'completed')?.[5], /NORMAL_CLEARING by destination, billsec \d+/, 'bob hung up')
+    const mistake = await codHere(['call', 'call_user', '--url', url, '--domain', 'cli.test', '--status-events', 'user_name=alice', 'destination=bob', 'status_callback_url=http://x.example/'], { env })
+    t.equal(mistake.code, 2, 'a status_callback_url of its own as well: a usage mistake')
+    t.match(mistake.stderr, /--status-events sets status_callback_url itself/)
   })
 
   await t.test('--raw prints the CTI frames as received', async (t) => {
