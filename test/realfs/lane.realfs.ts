@@ -19,6 +19,7 @@ import { realFax } from './fax.js'
 import { statusEvents } from './status-events.js'
 import { ringAll } from './ring-all.js'
 import { pacing } from './pacing.js'
+import { waitForChannels } from './wait.js'
 import type { Trace } from './trace.js'
 import { boxRegistrations, type RegistrationChange } from '../../src/pbx/box-registrations.js'
 import { connectPbx } from '../../src/pbx/connection.js'
@@ -229,6 +230,12 @@ if (!existsSync(FS_SH)) {
   // Issue 31 item 3 (pacing.ts): a burst above FreeSWITCH's sessions-per-second, without and with the pace.
   t.test('issue 31: originates paced below FreeSWITCH sessions-per-second', async (t) => {
     await pacing(t, real)
+  })
+
+  // Issue 31 item 2 (wait.ts): wait_ms under the lane's limit of 4 (real switch only; the
+  // simulator's side is test/e2e/wait.test.ts).
+  t.test('issue 31: a request waits for a free channel, another is refused after its wait', async (t) => {
+    await waitForChannels(t, real)
   })
 
   // Issue 30 items 1-2 (ivr-record-input.ts): Record and GetInput on audio FreeSWITCH plays into a
