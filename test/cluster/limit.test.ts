@@ -4,7 +4,8 @@
  * channel_limit 8. A mixed load of two-leg calls spread over the three nodes for a few seconds:
  * the switches' live channels, summed by the test's own ESL observers at every change, never
  * pass 8. Then the limit filled on one node is refused on the others, and once that node is
- * killed (daemon and switch, SIGKILL) its slots come back to the others within its lease.
+ * killed (daemon and switch, SIGKILL) its slots come back to the others within its lease; a
+ * request that may wait (wait_ms) on another node waits for them on the cluster-wide count.
  */
 import t from 'tap'
 import { redisServerBinary, SKIP_REASON, startRedisServer } from './redis-server.js'
@@ -73,6 +74,14 @@ t.test('channel_limit across three nodes', { skip: redisServerBinary() === undef
       const r = await n.stack.call('call_user', { user_name: 'long', destination: '0399999999' })
       t.same([r.status, r.json?.error?.id], [429, 'channel_limit_reached'], `${n.id} refused: n3's channels count`)
     }
+    // A request that may wait, on another node: it waits on the cluster-wide count (issue 31 item 2).
+    const waitingSince = Date.now()
+    let waitedMs = 0
+    const waiting = n2.stack.call('call_user', { user_name: 'long', destination: '0399999999', wait_ms: LEASE_MS + 10_000 }).then((r) => {
+      waitedMs = Date.now() - waitingSince
+      return r
+    })
+    await sleep(300)
     await killNode(n3)
     const killedAt = Date.now()
     let back: number | undefined
@@ -85,6 +94,9 @@ t.test('channel_limit across three nodes', { skip: redisServerBinary() === undef
       }
     }
     t.ok(back !== undefined, `n1 admitted ${back ?? '?'} ms after n3 died (lease ${LEASE_MS} ms)`)
+    const waited = await waiting
+    t.equal(waited.status, 200, `n2's request waited ${waitedMs} ms and was placed once n3's slots came back`)
+    t.ok(waitedMs >= 300, 'it waited: n2 has no channel of its own, the cluster-wide count kept it out until n3 died')
     t.ok(sum.peak <= LIMIT, `peak ${sum.peak} <= ${LIMIT}`)
   })
 })
