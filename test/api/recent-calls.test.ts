@@ -41,9 +41,17 @@ t.test('finished calls and channel samples', async (t) => {
     t.match((counted.body.samples as Array<Record<string, number>>).at(-1), { limit: 20 }, "with the domain's channel_limit")
     conforms('/api/channel_samples', counted)
   }
-  // Hung up through the live calls routes, every leg of the domain (this call's only).
-  const live = await fetch(`${base}/api/calls`, { headers: { authorization: DEMO_AUTH } })
-  for (const call of ((await live.json()) as { calls: Array<{ uuid: string }> }).calls) {
+  // Hung up through the live calls routes, every leg of the domain (this call's only), once both
+  // legs are there: alice's answer comes first, then the number's leg (a sample can come before
+  // either; hanging up alice's leg while it rang left a call of one party, seen under load).
+  let legs: Array<{ uuid: string }> = []
+  for (let i = 0; i < 200 && legs.length < 2; i++) {
+    const live = await fetch(`${base}/api/calls`, { headers: { authorization: DEMO_AUTH } })
+    legs = ((await live.json()) as { calls: Array<{ uuid: string }> }).calls
+    if (legs.length < 2) await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  t.equal(legs.length, 2, 'alice\'s leg and the number\'s')
+  for (const call of legs) {
     await fetch(`${base}/api/calls/${call.uuid}/hangup`, { method: 'POST', headers: { authorization: DEMO_AUTH } })
   }
   let finished: Awaited<ReturnType<typeof get>> | undefined
