@@ -439,11 +439,11 @@ function daemonParts({ opts, store, logger }: { opts: DaemonOptions; store: Conf
         const ivr = createIvrRunner({ pbx, runtime, fetcher: counted, logger: logger.child({ part: 'ivr' }), transferGate: engine, recordings })
         return ok({ offers: { ivr }, stop: () => ivr.close() })
       })
-      .then('cti', ({ pbx, channels, cluster }) => {
+      .then('cti', ({ pbx, channels, cluster, recordings }) => {
         // One failed-authentication throttle for the API listener: its routes, gen_ws_ticket, the ws_cti upgrade (api/throttle.ts).
         const throttle = new AuthThrottle(() => store.current().config.daemon.http.auth_throttle, logger.child({ part: 'auth-throttle' }))
         // In a cluster the view holds every box's channels; commands go to the channel's node (src/cluster/cti-view.ts).
-        const cti = createCti({ runtime, pbx, channels, logger: logger.child({ part: 'cti' }), throttle, ...(cluster !== undefined ? { peers: cluster.ctiPeers } : {}) })
+        const cti = createCti({ runtime, pbx, channels, recordings, logger: logger.child({ part: 'cti' }), throttle, ...(cluster !== undefined ? { peers: cluster.ctiPeers } : {}) })
         return ok({ offers: { cti, throttle }, stop: () => cti.close() })
       })
       // FreeSWITCH's documents, served on the xml_curl listener (closed with it: 'xml_curl listener').

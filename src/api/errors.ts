@@ -28,6 +28,8 @@ export const ERROR_STATUS = {
   no_member_available: 409,
   /** The Idempotency-Key was used within 24 h for another request (api/idempotency.ts). */
   idempotency_key_reused: 409,
+  /** POST .../calls/{uuid}/record: start on a leg being recorded (the description names its recording), stop on one that is not (api/calls/). */
+  recording_conflict: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   /** A Range of a recording's audio that starts beyond its end (the reply carries `Content-Range: bytes *\/size`). */

@@ -29,6 +29,7 @@ import { Control, MAX_INFLIGHT, type CtiCommands } from './control.js'
 import { eslCommands } from './esl.js'
 import { Hub } from './hub.js'
 import { createLiveCalls } from './live-calls.js'
+import type { LegRecordings } from '../api/calls/record.js'
 import type { CtiPeers } from './peers.js'
 import { parseTarget, parseTicketRequest } from './query.js'
 import { TicketStore } from './tickets.js'
@@ -49,6 +50,8 @@ export interface CtiDeps {
   peers?: CtiPeers
   /** The API listener's failed-authentication throttle (api/throttle.ts): checked before an upgrade is admitted, told of its failures. */
   throttle?: AuthThrottle
+  /** The recordings, for the live calls' record command (api/calls/record.ts). */
+  recordings?: LegRecordings
 }
 
 export interface Cti {
@@ -205,7 +208,7 @@ export function createCti(deps: CtiDeps): Cti {
 
   return {
     router,
-    calls: createLiveCalls({ channels, pbx, commands, logger }),
+    calls: createLiveCalls({ channels, pbx, commands, logger, ...(deps.recordings !== undefined ? { recordings: deps.recordings } : {}) }),
     attach,
     channelCount: () => channels.size,
     connectionCount: () => hub.size,

@@ -6,11 +6,15 @@
  *
  * This box's channels only: in a cluster a leg on another box answers channel_not_found here
  * (CTI's commands reach it through its node; the HTTP routes do not forward).
+ *
+ * The record command (api/calls/record.ts) is the API's own: CTI has none; it reaches the legs and
+ * FreeSWITCH through the same policy (visibleChannel, runOnChannel).
  */
 import type { LiveCalls } from '../api/calls/routes.js'
 import type { CallCommand, CallView } from '../api/calls/schema.js'
 import type { ApiError } from '../api/errors.js'
 import type { ChannelModel } from '../channels/index.js'
+import { createLegRecorder, type LegRecordings } from '../api/calls/record.js'
 import { uuidHold, uuidRecvDtmf } from '../pbx/commands.js'
 import type { EslCommand, PbxClient } from '../pbx/types.js'
 import type { Logger } from '../util/logger.js'
@@ -26,6 +30,8 @@ export interface LiveCallsDeps {
   /** The same builders as CTI's commands (pbx/commands.ts by default). */
   readonly commands: CtiCommands
   readonly logger: Logger
+  /** The recordings (src/recording): where the record command's files and records go; without it, the command answers internal_error. */
+  readonly recordings?: LegRecordings
 }
 
 /** CTI-only ids never come out of these commands; the rest are the API's own. */
@@ -44,6 +50,19 @@ const SAME_FIELDS: [Exclude<keyof ChannelView, keyof CallView>, Exclude<keyof Ca
 export function createLiveCalls(deps: LiveCallsDeps): LiveCalls {
   void SAME_FIELDS
   const view = (ch: Parameters<typeof viewOf>[0]): CallView => viewOf(ch)
+  const recorder = createLegRecorder({
+    channels: deps.channels,
+    logger: deps.logger,
+    ...(deps.recordings !== undefined ? { recordings: deps.recordings } : {}),
+    find: (domain, uuid) => {
+      const ch = visibleChannel(deps.channels, uuid, { domain, userId: undefined })
+      return ch.ok ? ch.value : undefined
+    },
+    run: async (uuid, commands) => {
+      const ran = await runOnChannel(deps.pbx, uuid, commands)
+      return ran.ok ? ok(undefined) : err(asApi(ran.error))
+    },
+  })
   return {
     list(domain, filter) {
       const out: CallView[] = []
@@ -70,6 +89,8 @@ export function createLiveCalls(deps: LiveCallsDeps): LiveCalls {
       deps.logger.info({ cmd: command.kind, uuid, domain: domain.name, ...(ran.ok ? {} : { error: ran.error.id }) }, ran.ok ? 'api call command done' : 'api call command failed')
       return ran.ok ? ok(undefined) : err(asApi(ran.error))
     },
+
+    record: recorder.record,
   }
 }
 

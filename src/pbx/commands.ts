@@ -529,6 +529,29 @@ export function uuidHold(uuid: string, on: boolean): Result<EslCommand, CommandE
   return ok(brand(on ? `uuid_hold ${u.value}` : `uuid_hold off ${u.value}`))
 }
 
+/** A file FreeSWITCH records to: absolute, `.wav`, no `..` or empty segment, and only characters of the application data alphabet without `=` (a space would end the argument). */
+const RECORD_PATH = /^(?:\/[A-Za-z0-9_@+%-][A-Za-z0-9._@+%-]{0,254})+\.wav$/
+
+/**
+ * `uuid_record <uuid> start|stop <path>` (mod_commands.c session_record_function: `start` is
+ * switch_ivr_record_session, the media bug record_session puts on the leg, so RECORD_START,
+ * RECORD_STOP and the channel's RECORD_* variables are the same; `stop` is
+ * switch_ivr_stop_record_session by path). Replies, esl/48-uuid-record: `+OK Success`;
+ * `-ERR Cannot stop record session!` when nothing records that path on the leg;
+ * `-ERR Cannot locate session!` when the leg is gone. The path is the daemon's own
+ * (src/recording: `<recording.dir>/<domain>/<id>.wav`), checked here again since it is written into
+ * the command.
+ */
+export function uuidRecord(uuid: string, action: 'start' | 'stop', path: string): Result<EslCommand, CommandError> {
+  const u = check('uuid', 'uuid', uuid)
+  if (!u.ok) return u
+  if (action !== 'start' && action !== 'stop') return fail('action', 'must be start or stop')
+  if (path.length > 1024 || !RECORD_PATH.test(path) || path.split('/').some((seg) => seg === '..' || seg === '.')) {
+    return fail('path', 'not an absolute .wav path of the recording alphabet')
+  }
+  return ok(brand(`uuid_record ${u.value} ${action} ${path}`))
+}
+
 /** `uuid_park <uuid>`: FreeSWITCH has it (mod_commands.c park_function, "Park channel"). */
 export function uuidPark(uuid: string): Result<EslCommand, CommandError> {
   const u = check('uuid', 'uuid', uuid)

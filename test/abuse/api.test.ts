@@ -88,7 +88,7 @@ function errorProblem(a: Answer): string | undefined {
 }
 
 /** What the daemon sends (pbx/connection.ts, pbx/commands.ts); anything else came from a request. */
-const ALLOWED_COMMANDS = /^(auth \S+|event json [A-Z_ ]+|filter (delete )?(Event-Name [A-Z_]+|Event-Name \/\.\/|Application-UUID-Name cod-execute)|bgapi (status|originate|uuid_kill|uuid_getvar|uuid_setvar|show|hupall)( .*)?|api (sofia_contact|hash) .*|api fsctl sps|api uuid_exists [0-9a-f-]{36})$/s
+const ALLOWED_COMMANDS = /^(auth \S+|event json [A-Z_ ]+|filter (delete )?(Event-Name [A-Z_]+|Event-Name \/\.\/|Application-UUID-Name cod-execute)|bgapi (status|originate|uuid_kill|uuid_getvar|uuid_setvar|show|hupall|uuid_record)( .*)?|api (sofia_contact|hash) .*|api fsctl sps|api uuid_exists [0-9a-f-]{36})$/s
 
 t.test('hostile requests', async (t) => {
   t.setTimeout(60000)

@@ -188,7 +188,7 @@ t.test('hostile values are refused with nothing sent', async (t) => {
   isError(t, await nothingSent(t, () => command(A1, 'hold', { music: 'x' })), 400, 'invalid_parameter', 'music')
   const notJson = await nothingSent(t, () => send(`${url}/${A1}/hold`, { method: 'POST', headers: { authorization: AUTH_A, 'content-type': 'text/plain' }, body: 'x' }))
   isError(t, notJson, 415, 'unsupported_media_type')
-  isError(t, await nothingSent(t, () => command(A1, 'record', {})), 404, 'not_found')
+  isError(t, await nothingSent(t, () => command(A1, 'record', {})), 400, 'missing_parameter', 'action')
   isError(t, await nothingSent(t, () => command(A1, 'hangup', {}, 'Basic eDp5')), 401, 'unauthorized')
 })
 

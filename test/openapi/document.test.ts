@@ -57,8 +57,8 @@ t.test('every operation and gen_ws_ticket, under the prefix, Basic auth, request
 t.test('every error id of the catalogue with its status; 429 with Retry-After, 401 with WWW-Authenticate; Idempotency-Key', async (t) => {
   const responses = at(doc, 'paths', '/api/call_user', 'post', 'responses') as Obj
   for (const [id, status] of Object.entries(ERROR_STATUS)) {
-    // Not an operation's: no such path; no such recording, no such byte range (the recordings routes'); no such live channel, a refused command (the live calls routes').
-    if (['not_found', 'recording_not_found', 'range_not_satisfiable', 'channel_not_found', 'command_failed'].includes(id)) continue
+    // Not an operation's: no such path; no such recording, no such byte range (the recordings routes'); no such live channel, a refused command, a record command's conflict (the live calls routes').
+    if (['not_found', 'recording_not_found', 'range_not_satisfiable', 'channel_not_found', 'command_failed', 'recording_conflict'].includes(id)) continue
     t.ok((at(responses, String(status), 'content', 'application/json', 'schema', 'properties', 'error', 'properties', 'id', 'enum') as string[] | undefined)?.includes(id), `${id} under ${status}`)
   }
   t.ok((at(doc, 'components', 'schemas', 'ErrorId', 'enum') as string[]).includes('not_found'), 'not_found is in the catalogue schema')

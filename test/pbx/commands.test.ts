@@ -213,6 +213,27 @@ t.test('the other commands: exact text, and refusal of injection', async (t) => 
   refused('hupall var injection', c.hupall('NORMAL_CLEARING', 'cod_request_id x', 'a'))
 })
 
+t.test('uuid_record: the exact text, and no path but an absolute .wav of the recording alphabet', async (t) => {
+  const P = '/var/lib/cod/recordings/example.test/0a3c9a9e-4a2b-4c8e-9d57-1f0e2a6b7c8d.wav'
+  const text = (r: { ok: true; value: string } | { ok: false }) => (r.ok ? r.value : 'REFUSED')
+  t.equal(text(c.uuidRecord(A, 'start', P)), `uuid_record ${A} start ${P}`)
+  t.equal(text(c.uuidRecord(A, 'stop', P)), `uuid_record ${A} stop ${P}`)
+  const refused = (label: string, r: { ok: boolean }) => t.equal(r.ok, false, label)
+  refused('bad uuid', c.uuidRecord(`${A} x`, 'start', P))
+  refused('uuid all', c.uuidRecord('all', 'stop', P))
+  refused('action mask', c.uuidRecord(A, 'mask' as 'start', P))
+  refused('relative path', c.uuidRecord(A, 'start', 'rec/a.wav'))
+  refused('dot-dot segment', c.uuidRecord(A, 'start', '/var/lib/cod/../../etc/x.wav'))
+  refused('dot segment', c.uuidRecord(A, 'start', '/var/./x.wav'))
+  refused('empty segment', c.uuidRecord(A, 'start', '/var//x.wav'))
+  refused('space (a second argument)', c.uuidRecord(A, 'start', '/tmp/a.wav 10'))
+  refused('newline (a second command)', c.uuidRecord(A, 'start', '/tmp/a.wav\n\napi status'))
+  refused('variable expansion', c.uuidRecord(A, 'start', '/tmp/${x}.wav'))
+  refused('not a wav', c.uuidRecord(A, 'start', '/tmp/a.mp3'))
+  refused('all (stops every recording)', c.uuidRecord(A, 'stop', 'all'))
+  refused('a stream URL', c.uuidRecord(A, 'start', 'shout://x/a.wav'))
+})
+
 t.test('app(): name and argument for sendmsg execute', async (t) => {
   const a = c.app('playback', 'ivr/welcome.wav')
   t.same(a.ok ? { app: a.value.app, arg: a.value.arg } : null, { app: 'playback', arg: 'ivr/welcome.wav' })

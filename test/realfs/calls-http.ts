@@ -16,8 +16,12 @@
  *   answer, by the switch's own clock (Event-Date-Timestamp);
  * - send_digits: FreeSWITCH fires no event for digits it sends out to a phone (DTMF events are for
  *   digits received), so what is seen is the send_dtmf application with the digits running on the
- *   answered leg (its CHANNEL_EXECUTE), before the bridge.
+ *   answered leg (its CHANNEL_EXECUTE), before the bridge;
+ * - record start/stop (uuid_record, esl/48-uuid-record.txt): RECORD_START and RECORD_STOP on the
+ *   leg, and the recording fetched through the recordings API is the file FreeSWITCH wrote, a
+ *   stereo WAV of the time between them (±1 s), not silence (a tone played into the call).
  */
+import { readFileSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
 import type { Test } from 'tap'
 import type { RecordedEvent } from './esl-tap.js'
@@ -80,6 +84,18 @@ interface CallView {
   readonly other_uuid: string | null
   readonly request_id: string | null
   readonly user_id: string | null
+}
+
+/** Root mean square of the 16-bit samples of one channel of a canonical stereo WAV (as test/realfs/recording.ts). */
+function rms(wav: Buffer, channel: 0 | 1): number {
+  let sum = 0
+  let n = 0
+  for (let i = 44 + channel * 2; i + 1 < wav.length; i += 4) {
+    const s = wav.readInt16LE(i)
+    sum += s * s
+    n++
+  }
+  return n === 0 ? 0 : Math.sqrt(sum / n)
 }
 
 /** Microseconds of the switch's clock at which it fired the event. */
@@ -169,6 +185,43 @@ export async function callsOverHttp(t: Test, world: RealWorld, eslPassword: stri
     await waitUntil("alice's leg hung up too", hangupOf(from, a), 5000)
     const gone = await http(`/${b}/hangup`, {})
     t.equal(gone.status, 404, 'a leg that is gone: channel_not_found')
+    await world.idle()
+  })
+
+  await t.test('record start and stop on a bridged call: a playable stereo WAV through the recordings API', async (t) => {
+    const { from, a } = await bridgedCall(t)
+    const started = await http(`/${a}/record`, { action: 'start' })
+    t.equal(started.status, 200, `started (${JSON.stringify(started.body)})`)
+    const id = (started.body.recording as { id: string }).id
+    const recStart = await waitUntil('RECORD_START', () => tap.events.slice(from).find((e) => e.name === 'RECORD_START' && uuidOf(e) === a && e.headers['variable_cod_recording_id'] === id), 5000)
+    t.match(await tap.api(`uuid_broadcast ${a} tone_stream://%(2000,0,440) aleg`), /^\+OK/, 'a 440 Hz tone played to the leg')
+    t.equal((await http(`/${a}/record`, { action: 'start' })).status, 409, 'a second start: recording_conflict')
+    await new Promise((r) => setTimeout(r, 2500))
+    t.same(await http(`/${a}/record`, { action: 'stop' }), { status: 200, body: { result_code: 0 } })
+    const recStop = await waitUntil('RECORD_STOP', () => tap.events.slice(from).find((e) => e.name === 'RECORD_STOP' && uuidOf(e) === a), 5000)
+    // The daemon completes the record from RECORD_STOP (recording/follow.ts): asked until it says so.
+    let recorded: { status: string; duration_ms: number | null } | undefined
+    for (const deadline = Date.now() + 5000; Date.now() < deadline && recorded?.status !== 'completed'; await new Promise((r) => setTimeout(r, 50))) {
+      const res = await fetch(`${world.daemon.baseUrl}/api/recordings/${id}`, { headers: { authorization: AUTH } })
+      recorded = ((await res.json()) as { recording?: { status: string; duration_ms: number | null } }).recording
+    }
+    t.equal(recorded?.status, 'completed', 'the recording completed')
+    const file = readFileSync(recStop.headers['Record-File-Path'] ?? '')
+    const res = await fetch(`${world.daemon.baseUrl}/api/recordings/${id}/audio`, { headers: { authorization: AUTH } })
+    t.equal(res.status, 200)
+    const served = Buffer.from(await res.arrayBuffer())
+    t.ok(served.equals(file), `the API serves the file FreeSWITCH wrote (${served.length} bytes)`)
+    t.equal(file.toString('latin1', 0, 4), 'RIFF')
+    t.equal(file.readUInt16LE(20), 1, 'PCM')
+    t.equal(file.readUInt16LE(22), 2, 'stereo')
+    const wavMs = ((file.length - 44) / (file.readUInt32LE(24) * 2 * 2)) * 1000
+    const recordedMs = (micros(recStop) - micros(recStart)) / 1000
+    t.ok(Math.abs(wavMs - recordedMs) <= 1000, `the WAV lasts from start to stop: ${Math.round(wavMs)} ms against ${Math.round(recordedMs)} ms`)
+    t.ok(Math.abs((recorded?.duration_ms ?? 0) - recordedMs) <= 1000, `its record says so (${recorded?.duration_ms} ms)`)
+    t.ok(Math.max(rms(file, 0), rms(file, 1)) > 500, `not silence (RMS ${Math.round(rms(file, 0))} left, ${Math.round(rms(file, 1))} right)`)
+    t.equal((await http(`/${a}/record`, { action: 'stop' })).status, 409, 'nothing left to stop')
+    t.same(await http(`/${a}/hangup`, {}), { status: 200, body: { result_code: 0 } })
+    await waitUntil("alice's leg hung up", hangupOf(from, a), 5000)
     await world.idle()
   })
 

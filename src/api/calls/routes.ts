@@ -4,7 +4,9 @@
  *
  * - `GET {prefix}/calls?request_id=&user=` → `{result_code: 0, calls: [...]}`;
  * - `GET {prefix}/calls/{uuid}` → `{result_code: 0, call}`;
- * - `POST {prefix}/calls/{uuid}/{hangup|transfer|dtmf|hold|unhold}` → `{result_code: 0}`.
+ * - `POST {prefix}/calls/{uuid}/{hangup|transfer|dtmf|hold|unhold}` → `{result_code: 0}`;
+ * - `POST {prefix}/calls/{uuid}/record` `{action: start|stop}` → `{result_code: 0, recording}` on
+ *   start (the new recording's record), `{result_code: 0}` on stop (cti/record.ts).
  *
  * The calls are the channel model's live legs as CTI shows them, and the commands are CTI's own
  * (cti/call-control.ts, the one policy of channel control), reached through LiveCalls, which the
@@ -21,7 +23,8 @@ import { domainOfRequest } from '../domain-route.js'
 import type { BodyReader } from '../body.js'
 import { apiError, type ApiError } from '../errors.js'
 import { parseWith } from '../schema/parse.js'
-import { commandSchemas, isChannelUuid, listQuerySchema, type CallCommand, type CallCommandName, type CallView } from './schema.js'
+import type { RecordingView } from '../../recording/view.js'
+import { commandSchemas, isChannelUuid, listQuerySchema, recordSchema, type CallCommand, type CallCommandName, type CallView, type RecordAction } from './schema.js'
 
 /** Which live legs a list shows: the domain's, narrowed to one request and/or one user (by id). */
 export interface CallFilter {
@@ -36,6 +39,11 @@ export interface LiveCalls {
   get(domain: string, uuid: string): CallView | undefined
   /** Runs the command on the domain's leg; channel_not_found for any other. */
   command(domain: DomainDirectory, uuid: string, command: CallCommand): Promise<Result<void, ApiError>>
+  /**
+   * Starts (answering the new recording) or stops (undefined) recording the domain's leg, as its
+   * recording policy allows; channel_not_found for any other leg.
+   */
+  record(domain: DomainDirectory, uuid: string, action: RecordAction): Promise<Result<RecordingView | undefined, ApiError>>
 }
 
 export interface CallsRouterDeps {
@@ -87,14 +95,18 @@ export function callsRouter(deps: CallsRouterDeps): Router {
     ctx.body = { result_code: 0, call }
   })
 
+  /** The command's body: JSON like every request, or none for a command with nothing to say (`{}`). */
+  const bodyOf = async (ctx: Context): Promise<Result<unknown, ApiError>> => {
+    const empty = ctx.get('transfer-encoding') === '' && (ctx.request.length ?? 0) === 0
+    return empty ? ok<unknown>({}) : await deps.readBody(ctx, deps.runtime().config.daemon.http.body_limit)
+  }
+
   for (const name of COMMANDS) {
     router.post(`/:uuid/${name}`, async (ctx) => {
       const domain = domainOf(ctx)
       if (domain === undefined) return
       const uuid = ctx.params['uuid'] ?? ''
-      // A command with nothing to say may come without a body; one with a body is JSON like every request.
-      const empty = ctx.get('transfer-encoding') === '' && (ctx.request.length ?? 0) === 0
-      const body = empty ? ok<unknown>({}) : await deps.readBody(ctx, deps.runtime().config.daemon.http.body_limit)
+      const body = await bodyOf(ctx)
       if (!body.ok) return deps.fail(ctx, body.error)
       if (!isChannelUuid(uuid)) return deps.fail(ctx, channelNotFound(uuid))
       const command = commandOf(name, body.value)
@@ -104,6 +116,20 @@ export function callsRouter(deps: CallsRouterDeps): Router {
       ctx.body = { result_code: 0 }
     })
   }
+
+  router.post('/:uuid/record', async (ctx) => {
+    const domain = domainOf(ctx)
+    if (domain === undefined) return
+    const uuid = ctx.params['uuid'] ?? ''
+    const body = await bodyOf(ctx)
+    if (!body.ok) return deps.fail(ctx, body.error)
+    if (!isChannelUuid(uuid)) return deps.fail(ctx, channelNotFound(uuid))
+    const asked = parseWith(recordSchema, body.value)
+    if (!asked.ok) return deps.fail(ctx, asked.error)
+    const done = await deps.calls.record(domain, uuid, asked.value.action)
+    if (!done.ok) return deps.fail(ctx, done.error)
+    ctx.body = done.value === undefined ? { result_code: 0 } : { result_code: 0, recording: done.value }
+  })
 
   return router
 }

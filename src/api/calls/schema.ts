@@ -72,6 +72,20 @@ export const commandSchemas = {
   unhold: z.strictObject({}).describe('Takes the leg off hold (uuid_hold off).'),
 } as const satisfies Record<CallCommandName, z.ZodType>
 
+const ACTION_RULE = 'must be start or stop'
+
+/** The record command's action: start or stop recording the leg. */
+export type RecordAction = 'start' | 'stop'
+
+/** `POST {prefix}/calls/{uuid}/record` (its own route: a start answers with the recording). */
+export const recordSchema = z
+  .strictObject({
+    action: z.enum(['start', 'stop'], ACTION_RULE).describe('start: record the leg from now on, a new recording; stop: end the recording of the leg.'),
+  })
+  .describe(
+    "Starts or stops recording the leg (uuid_record), as the recording policy that applies to it allows (the group's for a leg made for a group, else its user's, else the domain's): start is refused where it is never, stop where it is always (recording_not_allowed). The recording is a stereo WAV in the recording store, with its record, its notice and the recordings routes as a recording made by the dialplan (docs/recording.md).",
+  )
+
 /**
  * The call as the API shows it: CTI's view of the channel (docs/cti.md "Channel"), the same
  * object (cti/live-calls.ts hands viewOf's value as this type, so the two cannot differ).

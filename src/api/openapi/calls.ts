@@ -4,7 +4,7 @@
  * schema written here beside CallView (CTI's channel view; a test checks the routes' replies
  * against it), and the error replies from the catalogue.
  */
-import { commandSchemas, listQuerySchema, type CallCommandName } from '../calls/schema.js'
+import { commandSchemas, listQuerySchema, recordSchema, type CallCommandName } from '../calls/schema.js'
 import type { ApiErrorId } from '../errors.js'
 import { LISTENER_ERROR_IDS, errorResponses } from './errors.js'
 import { BASIC_AUTH, jsonContent, ref, type JsonObject } from './json.js'
@@ -71,6 +71,16 @@ export function callSchemas(): Record<string, JsonObject> {
       properties: { result_code: { const: 0 }, call: ref('schemas', 'Call') },
     },
     ...commands,
+    CallRecordRequest: jsonSchemaOf(recordSchema),
+    CallRecordReply: {
+      type: 'object',
+      required: ['result_code'],
+      additionalProperties: false,
+      properties: {
+        result_code: { const: 0 },
+        recording: { ...ref('schemas', 'Recording'), description: 'On start: the new recording (status recording); absent on stop (its notice and GET .../recordings/{id} tell the end).' },
+      },
+    },
   }
 }
 
@@ -139,8 +149,33 @@ export function callPaths(prefix: string): Record<string, JsonObject> {
       },
     }
   }
+  paths[`${prefix}/calls/{uuid}/record`] = {
+    parameters: [uuidParameter],
+    post: {
+      operationId: 'record_call',
+      tags: ['live calls'],
+      summary: recordSchema.description ?? 'record',
+      security: BASIC_AUTH,
+      requestBody: { required: true, content: jsonContent(ref('schemas', 'CallRecordRequest')) },
+      responses: {
+        '200': { description: 'FreeSWITCH started (the new recording) or stopped the recording.', headers, content: jsonContent(ref('schemas', 'CallRecordReply')) },
+        ...errorResponses([
+          ...ONE_CALL,
+          'missing_parameter',
+          'invalid_parameter',
+          'recording_not_allowed',
+          'recording_conflict',
+          'payload_too_large',
+          'unsupported_media_type',
+          'internal_error',
+          'command_failed',
+          'pbx_unavailable',
+        ]),
+      },
+    },
+  }
   return paths
 }
 
 /** Ids only the live calls routes answer: not among an operation's replies. */
-export const CALL_ROUTE_ERROR_IDS: readonly ApiErrorId[] = ['channel_not_found', 'command_failed']
+export const CALL_ROUTE_ERROR_IDS: readonly ApiErrorId[] = ['channel_not_found', 'command_failed', 'recording_conflict']

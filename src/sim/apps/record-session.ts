@@ -23,6 +23,10 @@
  * scale). Not modelled: the `+<seconds>` limit and `{vars}` arguments, RECORD_ANSWER_REQ,
  * RECORD_HANGUP_ON_ERROR and the other RECORD_* options, stop_record_session, a relative path
  * (FreeSWITCH puts it under its base_dir, which the simulator does not have: uri-failure).
+ *
+ * The API's `uuid_record <uuid> start|stop <path>` (mod_commands.c session_record_function) puts
+ * the same media bug on the leg (startRecording) and removes it by path (stopRecording); stopped
+ * so, RECORD_STOP says `success-maxtime` (esl/48-uuid-record.txt), fired before the API's reply.
  */
 import { mkdir, open, rm, type FileHandle } from 'node:fs/promises'
 import { dirname, isAbsolute } from 'node:path'
@@ -62,7 +66,16 @@ class SessionRecording implements MediaBug {
     this.countingSince = undefined
   }
 
-  async close(): Promise<void> {
+  close(): Promise<void> {
+    return this.finish('success-silence')
+  }
+
+  /** Removed by `uuid_record <uuid> stop <path>` while the leg is up (esl/48: `success-maxtime`). */
+  stop(): Promise<void> {
+    return this.finish('success-maxtime')
+  }
+
+  private async finish(completed: string): Promise<void> {
     this.stopCounting()
     // Whole 20 ms frames, as FreeSWITCH's media bug reads them.
     const samples = Math.floor(this.countedMs / FRAME_MS) * FRAME_SAMPLES
@@ -79,7 +92,7 @@ class SessionRecording implements MediaBug {
       } else {
         s.setVar('record_file_size', String(await writeTone(this.file, this.channels, samples)))
         await this.file.close()
-        cause = 'success-silence'
+        cause = completed
       }
       s.setVar('record_samples', String(samples))
       s.setVar('record_seconds', String(Math.floor(samples / SAMPLE_RATE)))
@@ -122,28 +135,49 @@ export async function recordSession(sw: Switch, s: Session, arg: string): Promis
   if (path === undefined || path === '') return
   // switch_channel_pre_answer: an inbound call not yet answered gets early media first.
   if (s.direction === 'inbound' && !s.answered) sw.preAnswer(s)
+  await startRecording(sw, s, path)
+}
+
+/**
+ * Puts a recording of `path` on the leg (switch_ivr_record_session), firing RECORD_START; false
+ * when FreeSWITCH would refuse it (no media, that path already recorded, a file it cannot open).
+ */
+export async function startRecording(sw: Switch, s: Session, path: string): Promise<boolean> {
   if (!s.mediaUp) {
     sw.logger.warn({ uuid: s.uuid }, 'sim: record_session: Can not record session.  Media not enabled on channel')
-    return
+    return false
   }
-  if (s.mediaBugs.some((b) => b instanceof SessionRecording && b.path === path)) {
+  if (recordingOf(s, path) !== undefined) {
     sw.logger.warn({ uuid: s.uuid, path }, 'sim: record_session: Already recording')
-    return
+    return false
   }
   const channels = isTrue(s.getVar('RECORD_STEREO')) ? 2 : 1
   const opened = isAbsolute(path) ? await openRecording(path, channels) : { error: `Error opening ${path} (a relative path: the simulator has no base_dir)` }
   if ('error' in opened) {
     sw.logger.error({ uuid: s.uuid, path }, `sim: record_session: ${opened.error}`)
     s.setVar('record_completion_cause', 'uri-failure')
-    return
+    return false
   }
   // FreeSWITCH does all of this on the channel's thread, before its hangup can be seen; here the
   // file was opened meanwhile, so a channel that hung up since gets no recording at all.
   if (!s.up) {
     await opened.file.close().catch(() => undefined)
     await rm(path, { force: true })
-    return
+    return false
   }
   s.mediaBugs.push(new SessionRecording(sw, s, path, opened.file, channels, isTrue(s.getVar('RECORD_BRIDGE_REQ'))))
   sw.bus.fire('RECORD_START', [...s.eventData(), ['Record-File-Path', path]])
+  return true
+}
+
+const recordingOf = (s: Session, path: string): SessionRecording | undefined =>
+  s.mediaBugs.find((b): b is SessionRecording => b instanceof SessionRecording && b.path === path)
+
+/** Ends the leg's recording of `path` (switch_ivr_stop_record_session), RECORD_STOP included; false when none records it. */
+export async function stopRecording(s: Session, path: string): Promise<boolean> {
+  const bug = recordingOf(s, path)
+  if (bug === undefined) return false
+  s.mediaBugs.splice(s.mediaBugs.indexOf(bug), 1)
+  await bug.stop()
+  return true
 }
