@@ -111,6 +111,37 @@ const networkError = (e: unknown): OutboundError => {
   return { kind: 'network', message: typeof code === 'string' ? `${code}: ${message}` : message }
 }
 
+/** The requests in flight per caller signal (followCaller). */
+const followers = new WeakMap<AbortSignal, Set<AbortController>>()
+
+/**
+ * Aborts `stop` when `caller` aborts, until the returned function is called (the request ended).
+ * One listener per caller signal, whatever the number of requests in flight, so that a signal
+ * shared by every delivery (the dispatcher's shutdown) gathers neither listeners (Node warns past
+ * ten) nor anything else. Not AbortSignal.any([stop, caller]): Node 20 keeps a WeakRef to every
+ * signal so made in the caller's set of dependants, never removed while the caller lives: about
+ * 35 bytes per delivery for the daemon's life (bench/soak.ts; docs/bench.md, issue 32).
+ */
+function followCaller(caller: AbortSignal, stop: AbortController): () => void {
+  if (caller.aborted) {
+    stop.abort()
+    return () => undefined
+  }
+  let inFlight = followers.get(caller)
+  if (inFlight === undefined) {
+    const set = new Set<AbortController>()
+    followers.set(caller, set)
+    caller.addEventListener('abort', () => {
+      for (const c of set) c.abort()
+      set.clear()
+    }, { once: true })
+    inFlight = set
+  }
+  const mine = inFlight
+  mine.add(stop)
+  return () => mine.delete(stop)
+}
+
 export function createTransport(o: TransportOptions): OutboundTransport {
   const policy: OutboundPolicy = { allow: o.allow, setting: o.setting, resolver: o.resolver ?? systemResolver }
   const pins = new PinTable()
@@ -189,9 +220,10 @@ export function createTransport(o: TransportOptions): OutboundTransport {
   const request: OutboundTransport['request'] = async (r) => {
     const host = bareHostname(r.url.hostname)
     const stop = new AbortController()
-    // One signal per request: the caller's (shared by many requests, e.g. the shutdown) is
-    // combined, never listened to directly, so its listeners do not pile up.
-    const signal = r.signal === undefined ? stop.signal : AbortSignal.any([stop.signal, r.signal])
+    // One signal per request; the caller's (shared by many requests, e.g. the shutdown) stops it
+    // through followCaller, which neither piles listeners on it nor leaves a trace in it.
+    const unfollow = r.signal === undefined ? undefined : followCaller(r.signal, stop)
+    const signal = stop.signal
     let phase: 'resolving' | 'answer' = 'resolving'
     let timedOut: OutboundError | undefined
     const timer = setTimeout(() => {
@@ -215,6 +247,7 @@ export function createTransport(o: TransportOptions): OutboundTransport {
       // The policy's resolver or allow-list threw: a failure of this request, not of the caller.
       return err({ kind: 'dns', message: `cannot resolve ${host}: ${e instanceof Error ? e.message : String(e)}` })
     } finally {
+      unfollow?.()
       clearTimeout(timer)
       stop.abort()
     }

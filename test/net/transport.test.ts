@@ -262,3 +262,31 @@ t.test("many requests sharing the caller's signal (the dispatcher's shutdown) ad
   await new Promise((resolve) => setImmediate(resolve))
   t.same(warnings, [], 'no MaxListenersExceededWarning')
 })
+
+/** What a signal holds for the signals made from it by AbortSignal.any (Node's kDependantSignals set), 0 when none. */
+function dependants(signal: AbortSignal): number {
+  const key = Object.getOwnPropertySymbols(signal).find((k) => k.description === 'kDependantSignals')
+  const set = key === undefined ? undefined : (signal as unknown as Record<symbol, Set<unknown> | undefined>)[key]
+  return set?.size ?? 0
+}
+
+t.test("the caller's shared signal keeps nothing of the requests that ended, and still stops those in flight (issue 32)", async (t) => {
+  const s = await serve(t, (req, res) => {
+    if (req.url === '/hang') return // never answered
+    hello(req, res)
+  })
+  const tr = transport(t)
+  // The probe works on this Node: a signal made with AbortSignal.any is seen in its source (else
+  // the check below could not fail).
+  const control = new AbortController()
+  const made = AbortSignal.any([control.signal])
+  t.equal(dependants(control.signal), 1, `the probe sees AbortSignal.any's trace (${String(made.aborted)})`)
+  const shared = new AbortController()
+  const all = await Promise.all(Array.from({ length: 200 }, (_, i) => tr.request(get(`http://127.0.0.1:${s.port}/${i}`, { signal: shared.signal }))))
+  t.ok(all.every((r) => r.ok))
+  // With AbortSignal.any([own, shared]) Node 20 kept one WeakRef per request here, for the shared signal's life.
+  t.equal(dependants(shared.signal), 0, 'no trace of the 200 requests in the shared signal')
+  const hanging = Array.from({ length: 12 }, () => tr.request(get(`http://127.0.0.1:${s.port}/hang`, { signal: shared.signal, timeoutMs: 5000 })))
+  setTimeout(() => shared.abort(), 50)
+  for (const r of await Promise.all(hanging)) t.match(r, { ok: false, error: { kind: 'aborted' } })
+})
