@@ -2,9 +2,12 @@
  * The subscribers: who is connected, what each may see, and delivery of channel changes.
  *
  * Cost model: a channel change is serialised once (JSON.stringify of its view) and encoded to
- * UTF-8 once; each subscriber that may see it gets a small head of its own (sequence number and
- * event kind) sent as the first fragment of a WebSocket message, and the shared encoded payload
- * as the final fragment (RFC 6455 section 5.4: a message may be split into fragments). Only the
+ * UTF-8 once; each subscriber that may see it gets one WebSocket message made of a small head of
+ * its own (sequence number and event kind, ASCII) and a copy of the shared encoded payload. One
+ * message, not the head and the payload as two fragments of one (RFC 6455 section 5.4), as until
+ * issue 32: ws writes each frame to the socket with a system call of its own, and two writes per
+ * subscriber cost more than copying a few kilobytes (bench/fanout.ts: 1.6x the CPU per event per
+ * subscriber of a bare ws broadcast with fragments, docs/bench.md says how much less). Only the
  * subscribers indexed under the channel's domain (full_events) or one of its party users are
  * visited, so an event costs nothing for the domain's other users or other domains. A change
  * no subscriber may see is not serialised at all (nobody can know the channel: who may see a
@@ -86,6 +89,14 @@ interface Delivery {
   readonly removed: boolean
   /** The view is the one sent last: news only to those who may now see the channel. */
   readonly unchanged: boolean
+}
+
+/** One info_event message: the subscriber's ASCII head (protocol.ts eventHead) before the shared UTF-8 tail. */
+function eventFrame(head: string, tail: Buffer): Buffer {
+  const frame = Buffer.allocUnsafe(head.length + tail.length)
+  frame.write(head, 0, 'latin1')
+  tail.copy(frame, head.length)
+  return frame
 }
 
 const toBuffer = (data: Buffer | ArrayBuffer | Buffer[]): Buffer =>
@@ -253,8 +264,7 @@ export class Hub {
       }
       tail ??= Buffer.from(eventTail(json), 'utf8')
       sub.seq += 1
-      sub.ws.send(eventHead(sub.seq, kind), { binary: false, fin: false })
-      sub.ws.send(tail, { binary: false, fin: true })
+      sub.ws.send(eventFrame(eventHead(sub.seq, kind), tail), { binary: false })
       this.checkBuffer(sub)
     }
     const full = this.full.get(domain)

@@ -87,7 +87,8 @@ export const initialInfoFrame = (connection: ConnectionInfo, channelsJson: reado
 
 /**
  * The per-connection head of an info_event; the shared tail is `eventTail(channelJson)`.
- * Together: `{"type":"info_event","seq":N,"event":"added","channel":{...}}`.
+ * Together: `{"type":"info_event","seq":N,"event":"added","channel":{...}}`. ASCII only: the hub
+ * copies it into the message one character per byte (hub.ts eventFrame).
  */
 export const eventHead = (seq: number, kind: InfoEventKind): string =>
   `{"type":"info_event","seq":${seq},"event":"${kind}","channel":`
