@@ -4,6 +4,9 @@ export interface BenchContext {
   readonly quick: boolean
   /** When set, the measured process writes a CPU profile here (named after the benchmark). */
   readonly profileDir: string | undefined
+  /** `--minutes N` (the soak's length) and `--rate R` (its call rate, instead of 60 % of the measured capacity). */
+  readonly minutes?: number
+  readonly rate?: number
   /** Progress lines for the operator (stderr). */
   log(line: string): void
 }

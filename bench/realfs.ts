@@ -13,7 +13,8 @@
  * (every followed event, CHANNEL_HANGUP_COMPLETE and every CHANNEL_EXECUTE_COMPLETE, no filter).
  *
  * Figures: setups/s, p50/p99, CPU per call of the daemon, of bare esl-lite and of FreeSWITCH,
- * event bytes and events per answered call (now and as before).
+ * event bytes and events per answered call (now and as before); and (issue 32) the daemon's share
+ * of the box: its CPU per call over FreeSWITCH's, both read at the same edges of the measured window.
  */
 import { existsSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
@@ -190,6 +191,12 @@ export async function benchRealfs(ctx: BenchContext): Promise<BenchOutput> {
     before.reset()
     const fsBefore = (await sw.call<{ freeswitch_ms: number }>('cpu')).freeswitch_ms
     const window = cpuWindow({ daemon, bare })
+    // FreeSWITCH's process CPU (/proc/<pid>/stat) read at the same two edges as the daemon's: the
+    // share of the box is the daemon's CPU per call over FreeSWITCH's, both in the measured window.
+    const fsAt: Partial<Record<'open' | 'close', number>> = {}
+    const edge = async (e: 'open' | 'close') => {
+      await Promise.all([window.edge(e), sw.call<{ freeswitch_ms: number }>('cpu').then((c) => (fsAt[e] = c.freeswitch_ms))])
+    }
     const { value: load, cpu_ms: cpu } = await withCpu({ daemon, bare }, async () => {
       const r = await runLoad({
         url: `${String(daemon.info.baseUrl)}/api/call_user`,
@@ -199,7 +206,7 @@ export async function benchRealfs(ctx: BenchContext): Promise<BenchOutput> {
         warmupMs,
         durationMs,
         ok: (status) => status === 200,
-        atWindow: window.edge,
+        atWindow: edge,
       })
       // The calls end 0.2 s after they are answered: let the last ones finish inside the CPU window.
       await new Promise((res) => setTimeout(res, 3000))
@@ -214,6 +221,9 @@ export async function benchRealfs(ctx: BenchContext): Promise<BenchOutput> {
     const inWindow = load.completed_in_window
     // An answered call_user is one bridge (the user's leg to the carrier's): figures per answered call.
     const calls = now.byName['CHANNEL_BRIDGE']?.events ?? 0
+    const fsWindowMs = (fsAt.close ?? NaN) - (fsAt.open ?? NaN)
+    const daemonPerCall = perRequest(windowCpu.daemon, inWindow)
+    const fsPerCall = perRequest(fsWindowMs, inWindow)
     const result = {
       what: `POST /api/call_user on a real FreeSWITCH 1.10.12 (SIP phone answers at once, bridged to the carrier, which hangs up 0.2 s after answering), closed loop at ${CONCURRENCY}`,
       concurrency: CONCURRENCY,
@@ -223,6 +233,8 @@ export async function benchRealfs(ctx: BenchContext): Promise<BenchOutput> {
         daemon_cpu_ms_per_call: perRequest(windowCpu.daemon, inWindow),
         daemon_cpu_ms_per_call_whole_run: perRequest(cpu.daemon, calls),
         freeswitch_cpu_ms_per_call: perRequest(fsMs, calls),
+        // Issue 32: FreeSWITCH's CPU over the measured window only, per call_user accepted in it (as the daemon's).
+        freeswitch_cpu_ms_per_call_window: fsPerCall,
         daemon_cpu_ms_per_request_whole_run: perRequest(cpu.daemon, requests),
       },
       baseline_bare_esl_lite: {
@@ -235,7 +247,9 @@ export async function benchRealfs(ctx: BenchContext): Promise<BenchOutput> {
       originate_replies: now.originates,
       event_bytes: { calls, now: perCall(now, calls), before_issue_15: perCall(before, calls) },
       ratios: {
-        daemon_cpu_vs_bare_esl_lite: ratio(perRequest(windowCpu.daemon, inWindow), perRequest(windowCpu.bare, inWindow)),
+        daemon_cpu_vs_bare_esl_lite: ratio(daemonPerCall, perRequest(windowCpu.bare, inWindow)),
+        // Issue 32's "share of the box": target ≤ 0.05.
+        daemon_cpu_vs_freeswitch_cpu: ratio(daemonPerCall, fsPerCall, 4),
         event_bytes_now_vs_before: ratio(now.bytes, before.bytes),
       },
     }
@@ -245,6 +259,7 @@ export async function benchRealfs(ctx: BenchContext): Promise<BenchOutput> {
         `answered        ${calls} of ${requests} accepted requests (originate replies ${JSON.stringify(now.originates)})`,
         `call_user       ${load.requests_per_s} setups/s  p50 ${load.latency.p50_ms} ms  p99 ${load.latency.p99_ms} ms  (errors ${load.errors}${load.errors > 0 ? `: ${load.error_samples.slice(0, 1).join('')}` : ''})`,
         `CPU per call    daemon ${result.daemon.daemon_cpu_ms_per_call} ms, bare esl-lite ${result.baseline_bare_esl_lite.cpu_ms_per_call} ms (x${result.ratios.daemon_cpu_vs_bare_esl_lite}) in the measured window; whole run, warm-up included: ${result.daemon.daemon_cpu_ms_per_call_whole_run} ms and ${result.baseline_bare_esl_lite.cpu_ms_per_call_whole_run} ms; FreeSWITCH ${result.daemon.freeswitch_cpu_ms_per_call} ms`,
+        `share of box    daemon ${daemonPerCall} ms / FreeSWITCH ${fsPerCall} ms CPU per call in the same window = ${(result.ratios.daemon_cpu_vs_freeswitch_cpu * 100).toFixed(1)} % (target <= 5 %)`,
         `event bytes     ${result.event_bytes.now.bytes_per_call} B per call (${result.event_bytes.now.events_per_call} events); before issue 15: ${result.event_bytes.before_issue_15.bytes_per_call} B (${result.event_bytes.before_issue_15.events_per_call} events)  -> x${result.ratios.event_bytes_now_vs_before}`,
       ],
       ...(ctx.profileDir !== undefined ? { profiles: { daemon: 'realfs-daemon' } } : {}),

@@ -3,9 +3,11 @@
  * figures beside a baseline measured in the same run on the same machine, results written to
  * bench/results/<name>.json. Not part of `npm test`.
  *
- *   --only api,xmlcurl,scale,callbacks,journal,realfs,capacity,cluster   run some of them (realfs: only
+ *   --only api,xmlcurl,scale,callbacks,journal,realfs,capacity,cluster,fanout,restart   run some of them (realfs: only
  *                                        where ../shared/freeswitch-dist/fs.sh is, cluster: only where
  *                                        redis-server is installed; else skipped)
+ *   --only soak --minutes 10 [--rate 120] the soak (issue 32; only when named: 30 min by default), at
+ *                                        60 % of the capacity it measures first, or at --rate
  *   --quick                              short runs (checks the harness; results not written)
  *   --profile                            also write a CPU profile of the measured process of each
  *                                        benchmark and its summary to bench/results/<name>.profile.json
@@ -28,6 +30,9 @@ import { summarizeProfile } from './lib/profile.js'
 import { mainThreadProfile, setCodRoot } from './lib/procs.js'
 import { ensureBuild } from './lib/build.js'
 import { benchScale } from './scale.js'
+import { benchSoak } from './soak.js'
+import { benchFanout } from './fanout.js'
+import { benchRestart } from './restart.js'
 import { benchXmlCurl } from './xmlcurl.js'
 
 const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<BenchOutput>> = {
@@ -39,12 +44,31 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<BenchOutput>> = 
   realfs: benchRealfs,
   capacity: benchCapacity,
   cluster: benchCluster,
+  fanout: benchFanout,
+  restart: benchRestart,
+  soak: benchSoak,
 }
+/** Run only when named in --only: the soak lasts 30 minutes by default. */
+const ONLY_WHEN_NAMED = new Set(['soak'])
 
 const { values } = parseArgs({
-  options: { only: { type: 'string' }, quick: { type: 'boolean', default: false }, profile: { type: 'boolean', default: false } },
+  options: {
+    only: { type: 'string' },
+    quick: { type: 'boolean', default: false },
+    profile: { type: 'boolean', default: false },
+    minutes: { type: 'string' },
+    rate: { type: 'string' },
+  },
 })
-const names = values.only === undefined ? Object.keys(BENCHMARKS) : values.only.split(',').map((s) => s.trim())
+const positive = (name: string, v: string | undefined): number | undefined => {
+  if (v === undefined) return undefined
+  const n = Number(v)
+  if (!(n > 0)) throw new Error(`--${name} must be a positive number, not ${v}`)
+  return n
+}
+const minutes = positive('minutes', values.minutes)
+const rate = positive('rate', values.rate)
+const names = values.only === undefined ? Object.keys(BENCHMARKS).filter((n) => !ONLY_WHEN_NAMED.has(n)) : values.only.split(',').map((s) => s.trim())
 for (const n of names) if (!(n in BENCHMARKS)) throw new Error(`unknown benchmark ${n}; known: ${Object.keys(BENCHMARKS).join(', ')}`)
 
 const resultsDir = fileURLToPath(new URL('./results/', import.meta.url))
@@ -64,6 +88,8 @@ for (const name of names) {
   const ctx: BenchContext = {
     quick: values.quick === true,
     profileDir,
+    ...(minutes !== undefined ? { minutes } : {}),
+    ...(rate !== undefined ? { rate } : {}),
     log: (line) => process.stderr.write(`  . ${line}\n`),
   }
   out(`\n== ${name}`)

@@ -25,8 +25,18 @@ function newestMtime(dir: string): number {
   return newest
 }
 
-/** Returns the folder holding daemon.js & co, building it first when needed. */
+/**
+ * Returns the folder holding daemon.js & co, building it first when needed. BENCH_DIST names
+ * another compiled tree instead (inside node_modules, so that it resolves the packages): side by
+ * side runs of the code before a change, kept from an earlier build, against the code after it.
+ */
 export function ensureBuild(log: (line: string) => void): string {
+  const other = process.env.BENCH_DIST
+  if (other !== undefined && other !== '') {
+    if (!existsSync(join(other, 'daemon.js'))) throw new Error(`BENCH_DIST=${other} holds no daemon.js`)
+    log(`running the compiled tree in ${other} (BENCH_DIST), not src/`)
+    return other
+  }
   const marker = join(BUILD_DIR, 'daemon.js')
   const built = existsSync(marker) ? statSync(marker).mtimeMs : 0
   if (built > newestMtime(join(ROOT, 'src'))) return BUILD_DIR

@@ -23,8 +23,10 @@ export interface BenchConfigOptions {
   readonly channelLimit: number
   /** The simulator's Event Socket port (the daemon connects there). */
   readonly eslPort: number
-  /** Terminal behaviour of every user. */
+  /** Terminal behaviour of every user... */
   readonly terminal: Record<string, unknown>
+  /** ...unless this gives the i-th user's (the soak benchmark's mixed outcomes). */
+  readonly terminalOf?: (i: number) => Record<string, unknown>
   /** Behaviour of every PSTN number. */
   readonly pstn: Record<string, unknown>
   readonly logLevel?: string
@@ -67,7 +69,7 @@ export function writeBenchConfig(o: BenchConfigOptions): BenchConfig {
       name: `u${i}`,
       extension: String(100000 + i),
       password: `sip-secret-${i}`,
-      sim: { terminals: [o.terminal] },
+      sim: { terminals: [o.terminalOf?.(i) ?? o.terminal] },
     })),
     groups: [],
     sim: { pstn: { default: o.pstn } },

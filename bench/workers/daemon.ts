@@ -5,7 +5,9 @@
  * event the daemon has finished handling it.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks'
+import { writeHeapSnapshot } from 'node:v8'
 import type * as DaemonModule from '../../src/daemon.js'
+import { openFds } from '../lib/procfs.js'
 import { args, failed, memory, ready, serve, str, eventCounter } from './rpc.js'
 
 // The compiled daemon (bench/lib/build.ts), as operators run it.
@@ -35,9 +37,27 @@ daemon.pbx.onEvent((e) => {
   events.count(name)
 })
 
+// As `cod start` does (src/cli/start.ts): the soak benchmark sends real SIGHUPs to this process.
+process.on('SIGHUP', () => {
+  void daemon.reload().then((r) => {
+    reloads.push(r.ok ? 'ok' : r.error.join('; '))
+  })
+})
+const reloads: string[] = []
+
 serve(
   {
     connected: () => daemon.pbx.isConnected(),
+    /**
+     * The soak benchmark's sample: heap and RSS after two full collections, open file
+     * descriptors, the event-loop delay since the last sample (reset), the reloads done.
+     */
+    sample: () => {
+      const m = memory()
+      const r = { heap_used: m.heapUsed, rss: m.rss, fds: openFds(process.pid), loop_delay_p99_ms: Number((loopDelay.percentile(99) / 1e6).toFixed(1)), loop_delay_max_ms: Number((loopDelay.max / 1e6).toFixed(1)), reloads: [...reloads] }
+      loopDelay.reset()
+      return r
+    },
     /** Event-loop delay since the last call (ms), and the ESL link's pending background jobs. */
     load: () => {
       const r = { loop_delay_p99_ms: Number((loopDelay.percentile(99) / 1e6).toFixed(1)), loop_delay_max_ms: Number((loopDelay.max / 1e6).toFixed(1)), pending_jobs: (daemon.pbx as { stats?: () => { pendingJobs: number } }).stats?.().pendingJobs }
@@ -45,6 +65,11 @@ serve(
       return r
     },
     memory: () => memory(),
+    /** A heap snapshot after full collections, to `file` (what a soak's growth is made of). */
+    heapSnapshot: (m) => {
+      memory()
+      return writeHeapSnapshot(String(m.file))
+    },
     cpu: () => process.cpuUsage(),
     events: events.snapshot,
     resetEvents: events.reset,

@@ -17,6 +17,7 @@ import { promisify } from 'node:util'
 import { freePort, FS_SH, ROOT, stopFreeswitch } from '../../test/realfs/world.js'
 import { startPhones, type PhoneFarm, type PhoneUser } from '../../test/realfs/phones.js'
 import type { SimBehaviour } from '../../src/config/schema.js'
+import { processCpuMs } from '../lib/procfs.js'
 import { args, num, ready, serve, str } from './rpc.js'
 
 const run = promisify(execFile)
@@ -55,12 +56,8 @@ writeFileSync(switchConf, readFileSync(switchConf, 'utf8').replace(/(name="sessi
 await run('bash', [FS_SH, 'start', conf, state], { env: { ...process.env, FS_ESL_PORT: String(eslPort) } })
 const pid = Number(readFileSync(join(state, 'run/freeswitch.pid'), 'utf8').trim())
 
-/** utime + stime of the FreeSWITCH process, in ms (/proc/<pid>/stat fields 14 and 15, clock ticks of 10 ms). */
-function fsCpuMs(): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return (Number(fields[11]) + Number(fields[12])) * 10
-}
+/** utime + stime of the FreeSWITCH process, in ms (bench/lib/procfs.ts). */
+const fsCpuMs = (): number => processCpuMs(pid)
 
 let phones: PhoneFarm | undefined
 serve(

@@ -18,6 +18,11 @@ const sim = new Simulator({
   sipProfile: cfg.daemon.freeswitch.sip_profile,
   xmlCurl: { url: str('xmlCurlUrl'), username: cfg.daemon.xml_curl.username, password: cfg.daemon.xml_curl.password },
   timeScale: num('timeScale', 1),
+  // Vanilla FreeSWITCH creates at most 30 sessions a second, and the simulator holds to it since
+  // issue 31 (so does the daemon, pacing its originates at 24 a second): every benchmark above
+  // that rate measured the pace, not the daemon. A box meant for hundreds of setups a second
+  // raises switch.conf.xml's sessions-per-second; so does the realfs benchmark, and so does this.
+  sessionsPerSecond: num('sessionsPerSecond', 1000),
 })
 const port = await sim.listen(num('port'))
 serve(
