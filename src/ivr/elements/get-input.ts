@@ -28,32 +28,20 @@
  * Without `ivr.asr.engine` a GetInput is a runtime error that names the setting.
  */
 import { app } from '../../pbx/commands.js'
-import { ok, type Result } from '../../util/result.js'
+import { ok } from '../../util/result.js'
 import * as C from '../syntax/checks.js'
-import { quote } from '../syntax/params.js'
-import { fail, positionOf } from '../syntax/reader.js'
 import type { ElementBase, Param, ValueCheck } from '../syntax/types.js'
 import type { AsrSettings } from '../recordings.js'
 import { follow, readAction, type ElementAction } from './action.js'
-import type { Prompt } from './get-digits.js'
-import { BEEP, fileString, fliteVoice, promptText, TTS_ENGINE } from './media.js'
-import { play } from './play.js'
+import { DIGIT_ATTRIBUTES, DIGITS_VAR, readDigitAttributes, readPrompts, resolveDigitInput, type DigitInput } from './digit-input.js'
+import { TTS_ENGINE } from './media.js'
 import { readSpeechResult } from './speech-result.js'
-import { speak } from './speak.js'
-import { EXEC_TIMEOUT_MS, NEXT, runtimeError, type ElementContext, type ElementModule, type Outcome } from './types.js'
-import { wait } from './wait.js'
+import { EXEC_TIMEOUT_MS, NEXT, runtimeError, type ElementModule } from './types.js'
 
-export interface GetInput extends ElementBase {
+/** GetDigits's prompts, alerts and DTMF attributes (digit-input.ts; `timeout`: seconds to wait for input once the prompts ended), and the speech attributes. */
+export interface GetInput extends ElementBase, DigitInput {
   readonly type: 'GetInput'
   readonly action: Param<ElementAction> | undefined
-  /** Seconds to wait for input once the prompts ended, 1-300, default 5. */
-  readonly timeout: Param<number>
-  readonly interdigitTimeout: Param<number>
-  readonly finishOnKey: Param<string>
-  readonly numDigits: Param<number>
-  readonly validDigits: Param<string>
-  readonly maxTries: Param<number>
-  readonly playBeep: Param<boolean>
   /** BCP 47 tag, default ja-JP. */
   readonly language: Param<string>
   /** Seconds of speech at most, 1-60, default 5. */
@@ -62,8 +50,6 @@ export interface GetInput extends ElementBase {
   readonly profanityFilter: Param<boolean> | undefined
   /** Expected phrases; [] when absent. */
   readonly hints: Param<readonly string[]>
-  readonly prompts: readonly Prompt[]
-  readonly alerts: readonly Prompt[]
 }
 
 declare module '../syntax/types.js' {
@@ -72,13 +58,7 @@ declare module '../syntax/types.js' {
   }
 }
 
-const DIGITS_VAR = 'cod_ivr_digits'
-const TIMEOUT = C.intIn(1, 300)
 const SPEECH_TIMEOUT = C.intIn(1, 60)
-const NUM_DIGITS = C.intIn(1, 99)
-const MAX_TRIES = C.intIn(1, 10)
-const FINISH_ON_KEY = C.dtmfKeys(0, 1)
-const VALID_DIGITS = C.dtmfKeys(1, 16)
 
 const LANGUAGE_RULE = 'a BCP 47 language tag such as en-US or ja-JP'
 const LANGUAGE: ValueCheck<string> = {
@@ -105,46 +85,6 @@ const HINTS: ValueCheck<readonly string[]> = {
   },
 }
 
-const PROMPTS = [play, speak, wait] as const
-
-function promptFiles(p: Prompt, ctx: ElementContext): Result<string[], Outcome> {
-  switch (p.type) {
-    case 'Play':
-      return play.files(p, ctx)
-    case 'Speak':
-      return speak.files(p, ctx)
-    case 'Wait':
-      return wait.files(p, ctx)
-  }
-}
-
-function promptsFile(prompts: readonly Prompt[], ctx: ElementContext, extra: readonly string[] = []): Result<string | undefined, Outcome> {
-  const items: string[] = []
-  for (const p of prompts) {
-    const files = promptFiles(p, ctx)
-    if (!files.ok) return files
-    items.push(...files.value)
-  }
-  return ok(fileString([...items, ...extra]))
-}
-
-/** One Speak played once: spoken as `say:` (1.10.12 has no tts:// format; get-digits.ts sayPrompt says why). */
-function sayPrompt(prompts: readonly Prompt[], ctx: ElementContext): Result<{ file: string; voice: string } | undefined, Outcome> {
-  const [only] = prompts
-  if (prompts.length !== 1 || only === undefined || only.type !== 'Speak') return ok(undefined)
-  const loop = ctx.value(only.loop)
-  if (!loop.ok) return loop
-  if (loop.value !== 1) return ok(undefined)
-  const text = ctx.value(only.text)
-  if (!text.ok) return text
-  const language = ctx.value(only.language)
-  if (!language.ok) return language
-  const voice = ctx.optional(only.voice)
-  if (!voice.ok) return voice
-  const t = promptText(text.value)
-  return ok(t === '' ? undefined : { file: `say:${t}`, voice: fliteVoice(language.value, voice.value) })
-}
-
 /** The argument of play_and_detect_speech after the prompt file. */
 function detectArgument(asr: AsrSettings, o: { timeoutS: number; speechTimeoutS: number; language: string; profanityFilter: boolean | undefined; hints: readonly string[] }): string {
   const params: string[] = Object.entries(asr.params).map(([k, v]) => `${k}=${v}`)
@@ -158,53 +98,19 @@ const MISSING_ENGINE = 'GetInput: no speech recognition engine is configured: se
 
 export const getInput: ElementModule<GetInput> = {
   name: 'GetInput',
-  attributes: [
-    'action',
-    'timeout',
-    'interdigitTimeout',
-    'finishOnKey',
-    'numDigits',
-    'validDigits',
-    'maxTries',
-    'playBeep',
-    'language',
-    'speechTimeout',
-    'profanityFilter',
-    'hints',
-  ],
+  attributes: ['action', ...DIGIT_ATTRIBUTES, 'language', 'speechTimeout', 'profanityFilter', 'hints'],
   parse(node, ctx) {
-    const prompts: Prompt[] = []
-    const alerts: Prompt[] = []
-    for (const c of ctx.children(node, '<GetInput>')) {
-      const prompt = PROMPTS.find((m) => m.name === c.el.name)
-      if (prompt === undefined) {
-        ctx.refuseUnknown(c)
-        return fail(positionOf(c), `<GetInput> may contain only <Play>, <Speak> and <Wait>, found <${c.el.name}>`)
-      }
-      const child = ctx.enter(node, c, [...prompt.attributes, 'purpose'])
-      const purpose = child.attrs.get('purpose')
-      if (purpose !== undefined && purpose !== 'alert' && purpose !== 'prompt') {
-        fail(child.pos, `${c.el.name} purpose ${quote(purpose)}: must be prompt or alert (absent: prompt)`)
-      }
-      ;(purpose === 'alert' ? alerts : prompts).push(prompt.parse(child, ctx))
-    }
+    const children = readPrompts(node, ctx, 'GetInput', true)
     return {
       type: 'GetInput',
       pos: node.pos,
       action: readAction(node, ctx, 'GetInput'),
-      timeout: ctx.attr(node, 'timeout', TIMEOUT, 5),
-      interdigitTimeout: ctx.attr(node, 'interdigitTimeout', TIMEOUT, 5),
-      finishOnKey: ctx.attr(node, 'finishOnKey', FINISH_ON_KEY, '#'),
-      numDigits: ctx.attr(node, 'numDigits', NUM_DIGITS, 99),
-      validDigits: ctx.attr(node, 'validDigits', VALID_DIGITS, '0123456789*#'),
-      maxTries: ctx.attr(node, 'maxTries', MAX_TRIES, 1),
-      playBeep: ctx.attr(node, 'playBeep', C.bool, false),
+      ...readDigitAttributes(node, ctx),
       language: ctx.attr(node, 'language', LANGUAGE, 'ja-JP'),
       speechTimeout: ctx.attr(node, 'speechTimeout', SPEECH_TIMEOUT, 5),
       profanityFilter: ctx.optionalAttr(node, 'profanityFilter', C.bool),
       hints: ctx.attr(node, 'hints', HINTS, []),
-      prompts,
-      alerts,
+      ...children,
     }
   },
   async run(el, ctx) {
@@ -212,20 +118,9 @@ export const getInput: ElementModule<GetInput> = {
     if (asr === undefined) return runtimeError(MISSING_ENGINE)
     const action = ctx.optional(el.action)
     if (!action.ok) return action.error
-    const timeout = ctx.value(el.timeout)
-    if (!timeout.ok) return timeout.error
-    const interdigit = ctx.value(el.interdigitTimeout)
-    if (!interdigit.ok) return interdigit.error
-    const finishOnKey = ctx.value(el.finishOnKey)
-    if (!finishOnKey.ok) return finishOnKey.error
-    const numDigits = ctx.value(el.numDigits)
-    if (!numDigits.ok) return numDigits.error
-    const validDigits = ctx.value(el.validDigits)
-    if (!validDigits.ok) return validDigits.error
-    const maxTries = ctx.value(el.maxTries)
-    if (!maxTries.ok) return maxTries.error
-    const beep = ctx.value(el.playBeep)
-    if (!beep.ok) return beep.error
+    const resolved = await resolveDigitInput(el, ctx)
+    if (!resolved.ok) return resolved.error
+    const { timeoutS, interdigitS, finishOnKey, numDigits, validDigits, maxTries, prompts, say, alerts } = resolved.value
     const language = ctx.value(el.language)
     if (!language.ok) return language.error
     const speechTimeout = ctx.value(el.speechTimeout)
@@ -234,40 +129,32 @@ export const getInput: ElementModule<GetInput> = {
     if (!profanityFilter.ok) return profanityFilter.error
     const hints = ctx.value(el.hints)
     if (!hints.ok) return hints.error
-    const prompts = promptsFile(el.prompts, ctx, beep.value ? [BEEP] : [])
-    if (!prompts.ok) return prompts.error
-    const say = beep.value ? ok(undefined) : sayPrompt(el.prompts, ctx)
-    if (!say.ok) return say.error
-    const alerts = promptsFile(el.alerts, ctx)
-    if (!alerts.ok) return alerts.error
-    const allowed = await ctx.checkMedia([prompts.value, alerts.value])
-    if (!allowed.ok) return allowed.error
 
     const answered = await ctx.answer()
     if (!answered.ok) return answered.error
     const setup = ['play_and_detect_speech_close_asr=true', 'playback_terminators=any']
-    if (say.value !== undefined) setup.push(`tts_engine=${TTS_ENGINE}`, `tts_voice=${say.value.voice}`)
+    if (say !== undefined) setup.push(`tts_engine=${TTS_ENGINE}`, `tts_voice=${say.voice}`)
     for (const v of setup) {
       const set = await ctx.exec(app('set', v), EXEC_TIMEOUT_MS.short)
       if (!set.ok) return set.error
     }
-    const prompt = say.value?.file ?? prompts.value ?? 'silence_stream://1'
+    const prompt = say?.file ?? prompts ?? 'silence_stream://1'
     if (prompt.includes('detect:')) return runtimeError('GetInput: a prompt may not contain the text "detect:" (FreeSWITCH would cut the prompt there)')
-    const detect = `${prompt} ${detectArgument(asr, { timeoutS: timeout.value, speechTimeoutS: speechTimeout.value, language: language.value, profanityFilter: profanityFilter.value, hints: hints.value })}`
+    const detect = `${prompt} ${detectArgument(asr, { timeoutS, speechTimeoutS: speechTimeout.value, language: language.value, profanityFilter: profanityFilter.value, hints: hints.value })}`
     const rest = [
       '1',
-      String(Math.max(1, numDigits.value - 1)),
+      String(Math.max(1, numDigits - 1)),
       '1',
-      String(interdigit.value * 1000),
-      finishOnKey.value === '' ? 'none' : finishOnKey.value,
+      String(interdigitS * 1000),
+      finishOnKey === '' ? 'none' : finishOnKey,
       'silence_stream://1',
       'silence_stream://1',
       DIGITS_VAR,
       '.',
-      String(interdigit.value * 1000),
+      String(interdigitS * 1000),
     ].join(' ')
 
-    for (let attempt = 1; attempt <= maxTries.value; attempt++) {
+    for (let attempt = 1; attempt <= maxTries; attempt++) {
       const unset = await ctx.exec(app('unset', 'playback_terminator_used'), EXEC_TIMEOUT_MS.short)
       if (!unset.ok) return unset.error
       const done = await ctx.exec(app('play_and_detect_speech', detect), EXEC_TIMEOUT_MS.media)
@@ -275,21 +162,21 @@ export const getInput: ElementModule<GetInput> = {
       const result = readSpeechResult(done.value['variable_detect_speech_result'])
       const key = result.kind === 'dtmf' ? result.key : (done.value['variable_playback_terminator_used'] ?? '')
       if (key !== '') {
-        let input = key === finishOnKey.value ? '' : key
-        if (input !== '' && numDigits.value > 1) {
+        let input = key === finishOnKey ? '' : key
+        if (input !== '' && numDigits > 1) {
           const more = await ctx.exec(app('play_and_get_digits', rest), EXEC_TIMEOUT_MS.media)
           if (!more.ok) return more.error
           input += more.value[`variable_${DIGITS_VAR}`] ?? ''
         }
         if (input === '') continue
-        if ([...input].every((k) => validDigits.value.includes(k))) {
+        if ([...input].every((k) => validDigits.includes(k))) {
           ctx.setDigits(input)
           ctx.setResults({ InputType: 'dtmf', Speech: '', Confidence: '' })
           return follow(action.value, ctx, 'GetInput')
         }
         ctx.log.debug({ attempt, invalid: input }, 'ivr GetInput: invalid input')
-        if (alerts.value !== undefined) {
-          const alerted = await ctx.exec(app('playback', alerts.value), EXEC_TIMEOUT_MS.media)
+        if (alerts !== undefined) {
+          const alerted = await ctx.exec(app('playback', alerts), EXEC_TIMEOUT_MS.media)
           if (!alerted.ok) return alerted.error
         }
         continue
