@@ -101,32 +101,35 @@ export function callsRouter(deps: CallsRouterDeps): Router {
     return empty ? ok<unknown>({}) : await deps.readBody(ctx, deps.runtime().config.daemon.http.body_limit)
   }
 
+  /** What a command on a leg reads first: the domain, the body, a well-formed UUID. Undefined: the reply is sent (an error). */
+  const commandRequest = async (ctx: Context): Promise<{ domain: DomainDirectory; uuid: string; body: unknown } | undefined> => {
+    const domain = domainOf(ctx)
+    if (domain === undefined) return undefined
+    const uuid = ctx.params['uuid'] ?? ''
+    const body = await bodyOf(ctx)
+    if (!body.ok) return void deps.fail(ctx, body.error)
+    if (!isChannelUuid(uuid)) return void deps.fail(ctx, channelNotFound(uuid))
+    return { domain, uuid, body: body.value }
+  }
+
   for (const name of COMMANDS) {
     router.post(`/:uuid/${name}`, async (ctx) => {
-      const domain = domainOf(ctx)
-      if (domain === undefined) return
-      const uuid = ctx.params['uuid'] ?? ''
-      const body = await bodyOf(ctx)
-      if (!body.ok) return deps.fail(ctx, body.error)
-      if (!isChannelUuid(uuid)) return deps.fail(ctx, channelNotFound(uuid))
-      const command = commandOf(name, body.value)
+      const req = await commandRequest(ctx)
+      if (req === undefined) return
+      const command = commandOf(name, req.body)
       if (!command.ok) return deps.fail(ctx, command.error)
-      const done = await deps.calls.command(domain, uuid, command.value)
+      const done = await deps.calls.command(req.domain, req.uuid, command.value)
       if (!done.ok) return deps.fail(ctx, done.error)
       ctx.body = { result_code: 0 }
     })
   }
 
   router.post('/:uuid/record', async (ctx) => {
-    const domain = domainOf(ctx)
-    if (domain === undefined) return
-    const uuid = ctx.params['uuid'] ?? ''
-    const body = await bodyOf(ctx)
-    if (!body.ok) return deps.fail(ctx, body.error)
-    if (!isChannelUuid(uuid)) return deps.fail(ctx, channelNotFound(uuid))
-    const asked = parseWith(recordSchema, body.value)
+    const req = await commandRequest(ctx)
+    if (req === undefined) return
+    const asked = parseWith(recordSchema, req.body)
     if (!asked.ok) return deps.fail(ctx, asked.error)
-    const done = await deps.calls.record(domain, uuid, asked.value.action)
+    const done = await deps.calls.record(req.domain, req.uuid, asked.value.action)
     if (!done.ok) return deps.fail(ctx, done.error)
     ctx.body = done.value === undefined ? { result_code: 0 } : { result_code: 0, recording: done.value }
   })
