@@ -26,6 +26,7 @@ import { connect, type Socket } from 'node:net'
 import type { Test } from 'tap'
 import type { RecordedEvent } from './esl-tap.js'
 import { AUTH, waitUntil, type RealWorld } from './world.js'
+import { rms } from './wav.js'
 
 /** An ESL connection of this module's own that records the events it subscribes to. */
 class EventWatch {
@@ -84,18 +85,6 @@ interface CallView {
   readonly other_uuid: string | null
   readonly request_id: string | null
   readonly user_id: string | null
-}
-
-/** Root mean square of the 16-bit samples of one channel of a canonical stereo WAV (as test/realfs/recording.ts). */
-function rms(wav: Buffer, channel: 0 | 1): number {
-  let sum = 0
-  let n = 0
-  for (let i = 44 + channel * 2; i + 1 < wav.length; i += 4) {
-    const s = wav.readInt16LE(i)
-    sum += s * s
-    n++
-  }
-  return n === 0 ? 0 : Math.sqrt(sum / n)
 }
 
 /** Microseconds of the switch's clock at which it fired the event. */
@@ -218,7 +207,7 @@ export async function callsOverHttp(t: Test, world: RealWorld, eslPassword: stri
     const recordedMs = (micros(recStop) - micros(recStart)) / 1000
     t.ok(Math.abs(wavMs - recordedMs) <= 1000, `the WAV lasts from start to stop: ${Math.round(wavMs)} ms against ${Math.round(recordedMs)} ms`)
     t.ok(Math.abs((recorded?.duration_ms ?? 0) - recordedMs) <= 1000, `its record says so (${recorded?.duration_ms} ms)`)
-    t.ok(Math.max(rms(file, 0), rms(file, 1)) > 500, `not silence (RMS ${Math.round(rms(file, 0))} left, ${Math.round(rms(file, 1))} right)`)
+    t.ok(Math.max(rms(file, 0, 2), rms(file, 1, 2)) > 500, `not silence (RMS ${Math.round(rms(file, 0, 2))} left, ${Math.round(rms(file, 1, 2))} right)`)
     t.equal((await http(`/${a}/record`, { action: 'stop' })).status, 409, 'nothing left to stop')
     t.same(await http(`/${a}/hangup`, {}), { status: 200, body: { result_code: 0 } })
     await waitUntil("alice's leg hung up", hangupOf(from, a), 5000)

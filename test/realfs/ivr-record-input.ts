@@ -19,20 +19,9 @@
 import type { Test } from 'tap'
 import type { RecordedEvent } from './esl-tap.js'
 import { AUTH, waitUntil, type AppServer, type RealWorld } from './world.js'
+import { rms } from './wav.js'
 
 const EXTENSION = '3002'
-
-/** Root mean square of the 16-bit samples of a mono WAV. */
-function rms(wav: Buffer): number {
-  let sum = 0
-  let n = 0
-  for (let i = 44; i + 1 < wav.length; i += 2) {
-    const s = wav.readInt16LE(i)
-    sum += s * s
-    n++
-  }
-  return n === 0 ? 0 : Math.sqrt(sum / n)
-}
 
 /**
  * Dials the extension from a loopback leg whose A side is parked; calls `onApp` at each

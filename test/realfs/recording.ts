@@ -18,6 +18,7 @@ import { readFileSync } from 'node:fs'
 import type { Test } from 'tap'
 import type { RecordedEvent } from './esl-tap.js'
 import { AUTH, waitUntil, type RealWorld } from './world.js'
+import { rms } from './wav.js'
 
 interface RecordingNotice {
   readonly event: string
@@ -31,18 +32,6 @@ const noticeOf = (body: unknown): RecordingNotice | undefined => {
 
 /** Epoch ms of an event by the switch's clock. */
 const at = (e: RecordedEvent): number => Math.floor(Number(e.headers['Event-Date-Timestamp'] ?? 0) / 1000)
-
-/** Root mean square of the 16-bit samples of one channel of a canonical stereo WAV. */
-function rms(wav: Buffer, channel: 0 | 1): number {
-  let sum = 0
-  let n = 0
-  for (let i = 44 + channel * 2; i + 1 < wav.length; i += 4) {
-    const s = wav.readInt16LE(i)
-    sum += s * s
-    n++
-  }
-  return n === 0 ? 0 : Math.sqrt(sum / n)
-}
 
 /** Places a call that should be recorded, lets it talk `talkMs`, hangs up the far end; its notice and events. */
 async function recordedCall(t: Test, real: RealWorld, op: string, body: Record<string, unknown>, talkMs: number, tone: boolean) {
@@ -80,8 +69,8 @@ export async function recordedCalls(t: Test, real: RealWorld): Promise<void> {
     const bridgedMs = (hangup === undefined ? Date.now() : at(hangup)) - at(bridge)
     t.ok(Math.abs(wavMs - bridgedMs) <= 1000, `the WAV lasts the bridged time: ${Math.round(wavMs)} ms against ${bridgedMs} ms`)
     t.ok(Math.abs((notice.recording.duration_ms ?? 0) - bridgedMs) <= 1000, `its record says so too (${notice.recording.duration_ms} ms)`)
-    const loudest = Math.max(rms(file, 0), rms(file, 1))
-    t.ok(loudest > 500, `not silence: the tone is in it (RMS ${Math.round(rms(file, 0))} left, ${Math.round(rms(file, 1))} right)`)
+    const loudest = Math.max(rms(file, 0, 2), rms(file, 1, 2))
+    t.ok(loudest > 500, `not silence: the tone is in it (RMS ${Math.round(rms(file, 0, 2))} left, ${Math.round(rms(file, 1, 2))} right)`)
     t.equal(notice.recording.bytes, file.length)
   })
 
