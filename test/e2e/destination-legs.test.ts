@@ -5,29 +5,15 @@
  * destination_timeout, after which both legs end NO_ANSWER.
  */
 import t from 'tap'
-import { rm } from 'node:fs/promises'
-import { laneConfig, startAppServer, startSimWorld, type AppServer, type World } from '../realfs/world.js'
+import { simLane } from '../realfs/world.js'
 import { runScenario, scenarios } from '../realfs/scenarios.js'
 
-let app: AppServer
-let w: World
-let dir: string
-t.before(async () => {
-  app = await startAppServer()
-  const cfg = await laneConfig(app, 'sim-esl-password', 'sim-xml-curl-password')
-  dir = cfg.dir
-  w = await startSimWorld(cfg, app, 0.05)
-})
-t.teardown(async () => {
-  await w.stop()
-  app.close()
-  await rm(dir, { recursive: true, force: true })
-})
+const lane = simLane(t)
 
 const run = (prefix: string) => {
   const s = scenarios.find((x) => x.name.startsWith(prefix))
   if (s === undefined) throw new Error(`no scenario ${prefix}`)
-  return runScenario(w, app, s)
+  return runScenario(lane.w, lane.app, s)
 }
 
 t.test('D2: bob sees alice (label, extension) when her answered leg is connected to him', async (t) => {

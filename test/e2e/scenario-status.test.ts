@@ -7,29 +7,15 @@
  * test/realfs/expected-status.ts, which the real lane asserts too.
  */
 import t from 'tap'
-import { rm } from 'node:fs/promises'
-import { laneConfig, startAppServer, startSimWorld, type AppServer, type World } from '../realfs/world.js'
+import { simLane } from '../realfs/world.js'
 import { EXPECTED_STATUS } from '../realfs/expected-status.js'
 import { runScenario, scenarios } from '../realfs/scenarios.js'
 
-let app: AppServer
-let w: World
-let dir: string
-t.before(async () => {
-  app = await startAppServer()
-  const cfg = await laneConfig(app, 'sim-esl-password', 'sim-xml-curl-password')
-  dir = cfg.dir
-  w = await startSimWorld(cfg, app, 0.05)
-})
-t.teardown(async () => {
-  await w.stop()
-  app.close()
-  await rm(dir, { recursive: true, force: true })
-})
+const lane = simLane(t)
 
 for (const s of scenarios) {
   t.test(s.name, async (t) => {
-    const trace = await runScenario(w, app, s)
+    const trace = await runScenario(lane.w, lane.app, s)
     t.same(trace.status, EXPECTED_STATUS[s.name], 'the status events of each leg, in a call\'s order')
     t.same(trace.statusProblems, [], 'numbered 1..n, each event once in a call\'s order, completed last, billsec as the switch\'s')
   })

@@ -20,6 +20,7 @@ import { parse as parseYaml } from 'yaml'
 import { startDaemon, type Daemon } from '../../src/daemon.js'
 import { silentLogger } from '../../src/util/logger.js'
 import type { SimBehaviour } from '../../src/config/schema.js'
+import type { Test } from 'tap'
 import { EslTap } from './esl-tap.js'
 import { legName } from './trace.js'
 import { startPhones, type PhoneFarm, type PhoneUser } from './phones.js'
@@ -283,6 +284,39 @@ export async function startSimWorld(cfg: LaneConfig, app: AppServer, timeScale: 
     },
     async stop() {},
   })
+}
+
+/**
+ * The lane's scenarios on the simulator alone, for npm test (test/e2e/): the application server
+ * and the simulator's world, started before the file's tests and closed after them.
+ */
+export function simLane(t: Test, timeScale = 0.05): { readonly app: AppServer; readonly w: World } {
+  let app: AppServer | undefined
+  let w: World | undefined
+  let dir: string | undefined
+  t.before(async () => {
+    app = await startAppServer()
+    const cfg = await laneConfig(app, 'sim-esl-password', 'sim-xml-curl-password')
+    dir = cfg.dir
+    w = await startSimWorld(cfg, app, timeScale)
+  })
+  t.teardown(async () => {
+    await w?.stop()
+    app?.close()
+    if (dir !== undefined) await rm(dir, { recursive: true, force: true })
+  })
+  const started = <T>(v: T | undefined): T => {
+    if (v === undefined) throw new Error('the simulator lane is not started (used outside a test)')
+    return v
+  }
+  return {
+    get app() {
+      return started(app)
+    },
+    get w() {
+      return started(w)
+    },
+  }
 }
 
 export async function waitUntil<T>(what: string, probe: () => T | undefined | false, timeoutMs = 10_000): Promise<T> {
