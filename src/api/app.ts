@@ -305,42 +305,18 @@ export function createApp(deps: AppDeps): Koa {
     })
   }
 
-  // The recordings (api/recordings/): the domain's token, like the operations.
-  const recordings =
-    deps.recordings === undefined
-      ? undefined
-      : recordingsRouter({
-          prefix: deps.runtime().config.daemon.http.prefix,
-          runtime: deps.runtime,
-          recordings: deps.recordings,
-          fail,
-          authenticated: (ctx, domain) => (infoOf(ctx).domain = domain),
-        })
-
-  // The live calls (api/calls/): the domain's token, like the operations.
-  const calls =
-    deps.calls === undefined
-      ? undefined
-      : callsRouter({
-          prefix: deps.runtime().config.daemon.http.prefix,
-          runtime: deps.runtime,
-          calls: deps.calls,
-          readBody,
-          fail,
-          authenticated: (ctx, domain) => (infoOf(ctx).domain = domain),
-        })
-
-  // The finished calls and channel samples (api/calls/recent.ts): the domain's token, like the operations.
-  const recent =
-    deps.recent === undefined
-      ? undefined
-      : recentCallsRouter({
-          prefix: deps.runtime().config.daemon.http.prefix,
-          runtime: deps.runtime,
-          ...deps.recent,
-          fail,
-          authenticated: (ctx, domain) => (infoOf(ctx).domain = domain),
-        })
+  // The routers under the domain's token, like the operations (api/recordings/, api/calls/): each is
+  // given the prefix, the runtime, the error reply, and how an authenticated request is logged.
+  const tokenRoutes = {
+    prefix: deps.runtime().config.daemon.http.prefix,
+    runtime: deps.runtime,
+    fail,
+    authenticated: (ctx: Context, domain: string) => void (infoOf(ctx).domain = domain),
+  }
+  const recordings = deps.recordings === undefined ? undefined : recordingsRouter({ ...tokenRoutes, recordings: deps.recordings })
+  const calls = deps.calls === undefined ? undefined : callsRouter({ ...tokenRoutes, calls: deps.calls, readBody })
+  // The finished calls and channel samples of the live calls page (api/calls/recent.ts).
+  const recent = deps.recent === undefined ? undefined : recentCallsRouter({ ...tokenRoutes, ...deps.recent })
 
   // The OpenAPI document is built here, once (api/openapi/).
   const openapi = openApiRouter(deps.runtime().config.daemon.http.prefix)
