@@ -30,6 +30,20 @@ async function tell(j: Journal, i: number, events: ReadonlyArray<readonly [strin
   for (const [uuid, event] of events) await j.notice(statusNotice(i, ++n, uuid, event))
 }
 
+/** 2,000 requests that end, in rounds so that batches commit: traffic enough for compactions (16 kB segments). */
+async function churn(j: Journal): Promise<void> {
+  for (let round = 0; round < 20; round++) {
+    await Promise.all(
+      Array.from({ length: 100 }, async (_, i) => {
+        const n = 100 + round * 100 + i
+        await j.accepted(accepted(n))
+        await j.result(resultOf(n))
+        await j.acked(`delivery-${n}`)
+      }),
+    )
+  }
+}
+
 t.test('the subscription and each event handed over come back after a reopen', async (t) => {
   const dir = tempDir(t)
   const a = await open(dir)
@@ -80,16 +94,7 @@ t.test('followed: forgotten, and a compaction brings it back neither from its ac
   // One request still followed, then traffic enough for compactions.
   await a.accepted(accepted(5, { status: STATUS }))
   await tell(a, 5, [[PEER, 'initiated']])
-  for (let round = 0; round < 20; round++) {
-    await Promise.all(
-      Array.from({ length: 100 }, async (_, i) => {
-        const n = 100 + round * 100 + i
-        await a.accepted(accepted(n))
-        await a.result(resultOf(n))
-        await a.acked(`delivery-${n}`)
-      }),
-    )
-  }
+  await churn(a)
   t.ok(a.stats().compactions > 0, `${a.stats().compactions} compactions`)
   await a.close()
   const b = await open(dir)
@@ -108,16 +113,7 @@ t.test('a progress older than FOLLOWING_TTL_MS is dropped at the next compaction
   await a.accepted(accepted(6, { status: STATUS }))
   await tell(a, 6, [[LEG, 'initiated']])
   now += FOLLOWING_TTL_MS + 1
-  for (let round = 0; round < 20; round++) {
-    await Promise.all(
-      Array.from({ length: 100 }, async (_, i) => {
-        const n = 100 + round * 100 + i
-        await a.accepted(accepted(n))
-        await a.result(resultOf(n))
-        await a.acked(`delivery-${n}`)
-      }),
-    )
-  }
+  await churn(a)
   t.ok(a.stats().compactions > 0)
   await a.close()
   const b = await open(dir, { now: () => now })
