@@ -62,6 +62,7 @@ export class Parts<Made extends object> {
     const running: Stoppable[] = []
     for (const step of this.steps) {
       let started: Result<Running<Record<string, unknown>>, string[]>
+      const t0 = performance.now()
       try {
         started = await step.start(made)
         // Two parts offering one name would silently hide the first: a mistake in the list.
@@ -85,7 +86,8 @@ export class Parts<Made extends object> {
       }
       Object.assign(made, started.value.offers)
       if (started.value.stop !== undefined) running.push({ name: step.name, stop: started.value.stop })
-      logger.debug({ part: step.name }, 'part started')
+      // How long each part took: where a slow start goes (a big journal, a slow disk, the switch).
+      logger.debug({ part: step.name, ms: Math.round(performance.now() - t0) }, 'part started')
     }
     let stopping: Promise<void> | undefined
     return ok({ made: made as Made, stop: () => (stopping ??= stopInReverse(running, logger)) })
