@@ -1,10 +1,12 @@
 /**
  * The journal on disk (types.ts says what it promises): opening it (read every segment, keep what
- * is valid, move a corrupt segment aside, start a fresh segment from a snapshot), appending
- * through the group committer, and compacting when the dead records dominate.
+ * is valid, move a corrupt segment aside, go on appending to the one segment read whole or start
+ * a fresh segment from a snapshot), appending through the group committer, and compacting when
+ * the dead records dominate.
  *
- * Compaction is the same operation as the start: the live state's snapshot becomes a new
- * segment (segments.ts: whole or not at all), then the old one is removed. It runs between two
+ * Compaction is the same operation as a start from several segments or a corrupt one: the live
+ * state's snapshot becomes a new segment (segments.ts: whole or not at all), then the old one is
+ * removed. It runs between two
  * group commits, so no append is ever written to a segment that is being replaced; appends that
  * arrive meanwhile wait for the next batch, which goes to the new segment.
  */
@@ -14,7 +16,7 @@ import { err, ok, type Result } from '../util/result.js'
 import { GroupCommitter, type AppendOptions } from './group-commit.js'
 import { decodeRecords, encodeRecord, type BadLine, type JournalRecord } from './record.js'
 import { lockJournal, type JournalLock } from './lock.js'
-import { createSegment, listSegments, moveAside, readSegment, removeSegment, type SegmentFile } from './segments.js'
+import { createSegment, listSegments, moveAside, readSegment, removeSegment, reopenSegment, type SegmentFile } from './segments.js'
 import { JournalState } from './state.js'
 import { acceptedIsUrgent, type AcceptedRequest, type DeadLetter, type DeliveryProgress, type Journal, type JournalReplay, type JournalStats, type NoticeFields, type OriginateIntent, type ResultRecord } from './types.js'
 
@@ -45,7 +47,7 @@ export async function openFileJournal(opts: FileJournalOptions): Promise<Result<
   const locked = await lockJournal(opts.dir)
   if (!locked.ok) return err(`journal folder ${opts.dir}: ${locked.error}`)
   const state = new JournalState()
-  const readOnes: SegmentFile[] = []
+  const readOnes: ReadSegment[] = []
   const corrupt: SegmentFile[] = []
   for (const seg of segments) {
     let text: string
@@ -60,19 +62,16 @@ export async function openFileJournal(opts: FileJournalOptions): Promise<Result<
     for (const r of records) state.apply(r)
     reportBadLines(log, seg.path, bad)
     if (bad.some((b) => b.kind !== 'torn')) corrupt.push(seg)
-    else readOnes.push(seg)
+    else readOnes.push({ ...seg, validBytes: Buffer.byteLength(text) - bad.reduce((n, b) => n + Buffer.byteLength(b.text), 0) })
   }
   state.prune(now())
   const replay = state.replay(now())
-  const seq = (segments.at(-1)?.seq ?? 0) + 1
-  let created: { handle: FileHandle; path: string }
-  const snapshot = snapshotText(state)
-  try {
-    created = await createSegment(opts.dir, seq, snapshot)
-  } catch (e) {
+  const opened = await continueOrRewrite(opts, state, segments, readOnes, corrupt)
+  if (!opened.ok) {
     await locked.value.release()
-    return err(`journal folder ${opts.dir}: ${message(e)}`)
+    return opened
   }
+  const segment = opened.value
   // The new segment holds everything valid that was read: the old ones can go.
   for (const seg of corrupt) {
     try {
@@ -82,10 +81,58 @@ export async function openFileJournal(opts: FileJournalOptions): Promise<Result<
       log.error({ file: seg.path, err: message(e) }, 'corrupt journal segment could not be moved aside')
     }
   }
-  for (const seg of readOnes) await removeSegment(seg.path).catch(() => undefined)
+  for (const seg of readOnes) if (seg.path !== segment.path) await removeSegment(seg.path).catch(() => undefined)
   const stats = state.counts()
-  log.info({ dir: opts.dir, segment: created.path, ...stats }, 'journal opened')
-  return ok(new FileJournal(opts, state, replay, { ...created, bytes: Buffer.byteLength(snapshot) }, seq, locked.value))
+  log.info({ dir: opts.dir, segment: segment.path, continued: segment.continued, ...stats }, 'journal opened')
+  return ok(new FileJournal(opts, state, replay, segment, locked.value))
+}
+
+/** A segment read whole without a bad record: `validBytes` of it, the rest a torn last record. */
+interface ReadSegment extends SegmentFile {
+  readonly validBytes: number
+}
+
+interface OpenSegment {
+  readonly handle: FileHandle
+  readonly path: string
+  readonly seq: number
+  readonly bytes: number
+  /** Appended to where it ended (dead records still in it) rather than a snapshot of the live ones. */
+  readonly continued: boolean
+}
+
+/**
+ * The segment the journal appends to. When the folder held one segment and every record of it
+ * was read (a torn last one aside), appends go on at its end: rewriting it would cost the start
+ * as much again as the reading (encoding and writing every live record, 58 MB for 100,000
+ * pending results and as many open requests: docs/bench.md), and compaction drops its dead
+ * records once they dominate. Otherwise (no segment, several, a corrupt one, or the first cannot
+ * be opened) the live state's snapshot becomes a new segment, as a compaction does.
+ */
+async function continueOrRewrite(
+  opts: FileJournalOptions,
+  state: JournalState,
+  segments: readonly SegmentFile[],
+  readOnes: readonly ReadSegment[],
+  corrupt: readonly SegmentFile[],
+): Promise<Result<OpenSegment, string>> {
+  const only = readOnes[0]
+  if (segments.length === 1 && readOnes.length === 1 && corrupt.length === 0 && only !== undefined) {
+    try {
+      const handle = await reopenSegment(only.path, only.validBytes)
+      return ok({ handle, path: only.path, seq: only.seq, bytes: only.validBytes, continued: true })
+    } catch (e) {
+      opts.logger.warn({ file: only.path, err: message(e) }, 'journal segment could not be opened for appending: its live records go to a new one')
+    }
+  }
+  const seq = (segments.at(-1)?.seq ?? 0) + 1
+  const snapshot = snapshotText(state)
+  try {
+    const created = await createSegment(opts.dir, seq, snapshot)
+    return ok({ ...created, seq, bytes: Buffer.byteLength(snapshot), continued: false })
+  } catch (e) {
+    return err(`journal folder ${opts.dir}: ${message(e)}`)
+  }
 }
 
 function reportBadLines(log: Logger, file: string, bad: readonly BadLine[]): void {
@@ -117,8 +164,7 @@ class FileJournal implements Journal {
     private readonly opts: FileJournalOptions,
     private readonly state: JournalState,
     private readonly replayed: JournalReplay,
-    segment: { handle: FileHandle; path: string; bytes: number },
-    seq: number,
+    segment: OpenSegment,
     private readonly lock: JournalLock,
   ) {
     this.log = opts.logger
@@ -127,9 +173,12 @@ class FileJournal implements Journal {
     this.compactRatio = opts.compactRatio ?? 2
     this.handle = segment.handle
     this.path = segment.path
-    this.seq = seq
+    this.seq = segment.seq
     this.bytes = segment.bytes
-    this.nextCheckAt = Math.max(this.compactMinBytes, segment.bytes * this.compactRatio)
+    // A snapshot holds only live records: compaction is worth a look once as much again is written.
+    // A continued segment may hold dead ones too: a look after the usual growth (a look encodes the
+    // live state, which the start has not done).
+    this.nextCheckAt = segment.continued ? segment.bytes + this.compactMinBytes : Math.max(this.compactMinBytes, segment.bytes * this.compactRatio)
     this.committer = new GroupCommitter({
       commit: (text) => this.write(text),
       between: () => this.maybeCompact(),

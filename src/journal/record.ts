@@ -119,6 +119,7 @@ export const recordSchema = z.discriminatedUnion('k', [
 export type JournalRecord = z.infer<typeof recordSchema>
 
 const hex8 = (n: number): string => n.toString(16).padStart(8, '0')
+const HEX8 = /^[0-9a-f]{8}$/
 
 /** One framed line, newline included. */
 export function encodeRecord(r: JournalRecord): string {
@@ -161,7 +162,9 @@ function decodeLine(raw: string): JournalRecord | 'shape' | undefined {
   // Sliced, not matched with `.`: JSON leaves U+2028/U+2029 unescaped, and `.` stops at them.
   const sum = raw.slice(0, 8)
   const json = raw.slice(9)
-  if (raw[8] !== ' ' || !/^[0-9a-f]{8}$/.test(sum) || hex8(crc32(json)) !== sum) return undefined
+  // Compared as the text the encoder wrote (lower-case hex), not as a number: parseInt would take
+  // "+1a2b3c4" or " 1a2b3c4" too.
+  if (raw[8] !== ' ' || !HEX8.test(sum) || hex8(crc32(json)) !== sum) return undefined
   let parsed: unknown
   try {
     parsed = JSON.parse(json)

@@ -80,6 +80,26 @@ export async function createSegment(dir: string, seq: number, text: string): Pro
   return { handle: await open(path, APPEND_DURABLY), path }
 }
 
+/**
+ * Opens an existing segment for appending, each write durable when it returns, cut to its first
+ * `keepBytes`: what follows is a torn last record (a crash in the middle of a write, whose caller
+ * was never answered), and a record appended after it would join its line and fail its checksum.
+ */
+export async function reopenSegment(path: string, keepBytes: number): Promise<FileHandle> {
+  const fh = await open(path, APPEND_DURABLY)
+  try {
+    const { size } = await fh.stat()
+    if (size > keepBytes) {
+      await fh.truncate(keepBytes)
+      await fh.sync()
+    }
+    return fh
+  } catch (e) {
+    await fh.close().catch(() => undefined)
+    throw e
+  }
+}
+
 /** Renames an untrusted segment aside; returns the new path. */
 export async function moveAside(path: string, nowMs: number): Promise<string> {
   const aside = `${path}.corrupt-${nowMs}`

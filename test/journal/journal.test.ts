@@ -59,7 +59,7 @@ t.test('replay after a reopen: open requests, pending results with their schedul
   t.equal(r.pendingResults[1]?.progress?.nextAttemptAt, 1_700_000_100_000)
   t.same(r.deadLetters.map((d) => [d.result.deliveryId, d.reason, d.attempts]), [['delivery-5', 'HTTP 404', 1]])
   t.equal(j.stats().deadLetters, 1)
-  t.equal(segments(dir).length, 1, 'the start rewrote the live records into one fresh segment')
+  t.equal(segments(dir).length, 1, 'one segment')
   t.equal(statSync(onlySegment(dir)).mode & 0o777, 0o600, 'records hold callback URLs: owner only')
 })
 
@@ -111,6 +111,77 @@ t.test('a torn last record (crash mid-write) is skipped with a warning; the rest
   t.ok(lines.some((l) => l['level'] === 40 && String(l['msg']).includes('torn last record')))
   t.notOk(lines.some((l) => l['level'] === 50), 'no error: a torn tail is expected after a crash')
   t.same(readdirSync(dir).filter((n) => n.includes('corrupt')), [])
+})
+
+t.test('a start goes on appending to the one segment it read whole: no rewrite, and what follows is read back after it', async (t) => {
+  const dir = tempDir(t)
+  const a = await open(dir)
+  await fill(a.j)
+  await a.j.close()
+  const file = onlySegment(dir)
+  const before = readFileSync(file, 'utf8')
+  const b = await open(dir)
+  t.equal(onlySegment(dir), file, 'the same segment')
+  t.equal(readFileSync(file, 'utf8'), before, 'not rewritten: the start wrote nothing')
+  t.equal(b.j.stats().segmentBytes, Buffer.byteLength(before))
+  t.ok(b.lines.some((l) => l['msg'] === 'journal opened' && l['continued'] === true))
+  await b.j.result(resultOf(1))
+  await b.j.close()
+  t.ok(readFileSync(file, 'utf8').startsWith(before), 'appended after what was there')
+  const { j, lines } = await open(dir)
+  t.teardown(() => j.close())
+  t.same(j.replay().openRequests, [], 'req-1 ended by the result appended after the restart')
+  t.same(j.replay().pendingResults.map((p) => p.result.deliveryId), ['delivery-3', 'delivery-4', 'delivery-1'])
+  t.notOk(lines.some((l) => Number(l['level']) >= 40), 'nothing to warn about')
+})
+
+t.test('a torn last record is cut off before the next append, which is then read back whole', async (t) => {
+  const dir = tempDir(t)
+  const a = await open(dir)
+  await fill(a.j)
+  await a.j.close()
+  const file = onlySegment(dir)
+  const whole = readFileSync(file)
+  const line = whole.toString('utf8').split('\n')[0] as string
+  appendFileSync(file, line.slice(0, Math.floor(line.length / 2)))
+  const b = await open(dir)
+  t.same(readFileSync(file), whole, 'the torn bytes are gone from the segment')
+  await b.j.result(resultOf(1))
+  await b.j.close()
+  const { j, lines } = await open(dir)
+  t.teardown(() => j.close())
+  t.notOk(lines.some((l) => Number(l['level']) >= 40), 'no torn, unreadable or corrupt record on the next start')
+  t.same(j.replay().openRequests, [])
+  t.equal(j.replay().pendingResults.length, 3)
+  t.same(readdirSync(dir).filter((n) => n.includes('corrupt')), [])
+})
+
+t.test('a continued segment of mostly dead records is compacted once it has grown', async (t) => {
+  const dir = tempDir(t)
+  const a = await open(dir, { compactMinBytes: 16 * 1024 })
+  // 40 requests ended and acked (120 dead records), 2 left open: not yet compacted.
+  await Promise.all(
+    Array.from({ length: 40 }, async (_, n) => {
+      await a.j.accepted(accepted(n))
+      await a.j.result(resultOf(n))
+      await a.j.acked(`delivery-${n}`)
+    }),
+  )
+  for (let i = 0; i < 2; i++) await a.j.accepted(accepted(10_000 + i))
+  t.equal(a.j.stats().compactions, 0)
+  await a.j.close()
+  const b = await open(dir, { compactMinBytes: 16 * 1024 })
+  const continued = b.j.stats().segmentBytes
+  t.ok(continued > 8 * 1024, `continued with its dead records (${continued} bytes)`)
+  for (let round = 0; round < 10 && b.j.stats().compactions === 0; round++) {
+    await Promise.all(Array.from({ length: 20 }, (_, i) => b.j.accepted(accepted(20_000 + round * 20 + i)).then(() => b.j.ended(`req-${20_000 + round * 20 + i}`))))
+  }
+  t.equal(b.j.stats().compactions, 1, 'compacted after about compactMinBytes more')
+  t.ok(b.j.stats().segmentBytes < continued, `${b.j.stats().segmentBytes} bytes after`)
+  await b.j.close()
+  const { j } = await open(dir)
+  t.teardown(() => j.close())
+  t.same(j.replay().openRequests.map((o) => o.requestId).sort(), ['req-10000', 'req-10001'])
 })
 
 t.test('a corrupt segment is moved aside with an error log; its valid records are kept; the journal opens', async (t) => {
