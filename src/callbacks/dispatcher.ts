@@ -101,6 +101,9 @@ const HEADER_SAFE = /^[\x21-\x7e]{1,200}$/
 
 const mono = (): number => performance.now()
 
+/** How many of the results replayed at start are queued in one turn of the event loop. */
+const REPLAY_SLICE = 1000
+
 export class CallbackDispatcher implements CallbackSink {
   private readonly settings: () => CallbackSettings
   private readonly secretFor: (domain: string, signer?: string) => string | undefined
@@ -113,13 +116,15 @@ export class CallbackDispatcher implements CallbackSink {
 
   private readonly active = new Map<string, Delivery>()
   private readonly queues = new DomainQueues()
-  private readonly finals = new FinalResults()
+  private readonly finals = new FinalResults(() => this.now())
   /** Notices of one order key not done yet, in sequence order: only the first is ever tried. */
   private readonly ordered = new Map<string, Delivery[]>()
   /** The next sequence number of each order key handed over since start (journal replay continues it). */
   private readonly nextSeq = new Map<string, number>()
   /** Results handed over whose journal record is not durable yet. */
   private journaling = 0
+  /** Results the journal held at start that are not queued yet (queueReplayedSlice). */
+  private replayed: { readonly results: readonly PendingResult[]; next: number } | undefined
   private idleWaiters: Array<() => void> = []
   /** Aborts in-flight attempts at the shutdown deadline. */
   private readonly abort = new AbortController()
@@ -249,14 +254,50 @@ export class CallbackDispatcher implements CallbackSink {
     }
     // Notices of one order key in their sequence, so that each is held behind the one before it.
     pending.sort((a, b) => (a.result.notice?.order?.seq ?? 0) - (b.result.notice?.order?.seq ?? 0))
+    const unordered: PendingResult[] = []
     for (const p of pending) {
-      if (this.active.has(p.result.deliveryId)) continue
       const order = p.result.notice?.order
-      if (order !== undefined) this.nextSeq.set(order.key, Math.max(this.nextSeq.get(order.key) ?? 0, order.seq + 1))
       if (p.result.notice === undefined) this.finals.remember(p.result.domain, p.result.requestId)
-      this.accept(p)
+      if (order === undefined) unordered.push(p)
+      else {
+        // Queued now: a notice of the same key handed over from now on must find these in its line.
+        this.nextSeq.set(order.key, Math.max(this.nextSeq.get(order.key) ?? 0, order.seq + 1))
+        if (!this.active.has(p.result.deliveryId)) this.accept(p)
+      }
     }
+    this.replayed = { results: unordered, next: 0 }
+    this.queueReplayedSlice()
     if (pending.length > 0) this.logger.info({ count: pending.length }, 'pending callbacks from the journal queued')
+  }
+
+  /**
+   * Queues the next slice of the results replayed at start, and the slice after it once the event
+   * loop has turned: 100,000 queued at once held the daemon's start for half a second
+   * (docs/bench.md, restart), while a slice of 1,000 takes a few ms. Nothing depends on their
+   * order (each is a request's own). Those not queued by the shutdown's end stay pending in the
+   * journal (leaveReplayed).
+   */
+  private queueReplayedSlice(): void {
+    const r = this.replayed
+    if (r === undefined) return
+    const end = Math.min(r.results.length, r.next + REPLAY_SLICE)
+    for (; r.next < end; r.next++) {
+      const p = r.results[r.next] as PendingResult
+      if (!this.active.has(p.result.deliveryId)) this.accept(p)
+    }
+    if (r.next < r.results.length) setImmediate(() => this.queueReplayedSlice())
+    else {
+      this.replayed = undefined
+      this.notifyIfIdle()
+    }
+  }
+
+  /** The replayed results not queued yet: left pending in the journal for the next start. */
+  private leaveReplayed(): void {
+    const r = this.replayed
+    if (r === undefined) return
+    this.counts.left += r.results.length - r.next
+    this.replayed = undefined
   }
 
   /** The dead letters in the journal: results given up, with why (for operator tools). */
@@ -287,7 +328,7 @@ export class CallbackDispatcher implements CallbackSink {
   }
 
   stats(): CallbackStats {
-    let pending = this.journaling
+    let pending = this.journaling + this.replayedLeft()
     let inFlight = 0
     for (const d of this.active.values()) {
       if (d.state === 'inflight') inFlight++
@@ -300,9 +341,12 @@ export class CallbackDispatcher implements CallbackSink {
   /** O(pending): read at a metrics scrape, not per delivery. */
   backlog(): CallbackBacklog {
     let oldestPendingAt: number | undefined
-    for (const d of this.active.values()) {
-      if (oldestPendingAt === undefined || d.record.createdAt < oldestPendingAt) oldestPendingAt = d.record.createdAt
+    const older = (createdAt: number): void => {
+      if (oldestPendingAt === undefined || createdAt < oldestPendingAt) oldestPendingAt = createdAt
     }
+    for (const d of this.active.values()) older(d.record.createdAt)
+    const r = this.replayed
+    if (r !== undefined) for (let i = r.next; i < r.results.length; i++) older((r.results[i] as PendingResult).result.createdAt)
     return { retried: this.counts.retried, oldestPendingAt }
   }
 
@@ -319,6 +363,7 @@ export class CallbackDispatcher implements CallbackSink {
     await this.idleOrTimeout(budget)
 
     this.phase = { kind: 'closed' }
+    this.leaveReplayed()
     for (const d of [...this.active.values()]) {
       if (d.state === 'waiting' || d.state === 'queued' || d.state === 'held') this.leave(d)
     }
@@ -536,15 +581,19 @@ export class CallbackDispatcher implements CallbackSink {
     return line[0]
   }
 
+  private replayedLeft(): number {
+    return this.replayed === undefined ? 0 : this.replayed.results.length - this.replayed.next
+  }
+
   private notifyIfIdle(): void {
-    if (this.active.size > 0 || this.journaling > 0) return
+    if (this.active.size > 0 || this.journaling > 0 || this.replayed !== undefined) return
     const waiters = this.idleWaiters
     this.idleWaiters = []
     for (const w of waiters) w()
   }
 
   private whenIdle(): Promise<void> {
-    if (this.active.size === 0 && this.journaling === 0) return Promise.resolve()
+    if (this.active.size === 0 && this.journaling === 0 && this.replayed === undefined) return Promise.resolve()
     return new Promise((resolve) => this.idleWaiters.push(resolve))
   }
 

@@ -211,6 +211,42 @@ t.test('a result handed over after shutdown is durable and delivered at the next
   await second.d.shutdown(0)
 })
 
+t.test('thousands replayed at start: queued a slice at a time, counted as pending; a shutdown before the last slice leaves the rest in the journal, and the next start delivers each once', async (t) => {
+  const N = 2500
+  let up = false
+  const accepted = new Map<string, number>()
+  const r = await receiver((req, res, _b, n) => {
+    if (!up) return // hangs: the first start's attempts are in flight at its shutdown
+    const id = String(req.headers['x-delivery-id'])
+    accepted.set(id, (accepted.get(id) ?? 0) + 1)
+    ok200(req, res, '', n)
+  })
+  t.teardown(r.close)
+  const dir = t.testdir()
+  const writer = await make(t, dir, fastSettings())
+  await Promise.all(
+    Array.from({ length: N }, (_, i) =>
+      writer.journal.result({ deliveryId: `delivery-${i}`, requestId: `req-${i}`, domain: 'example.test', url: r.url, body: JSON.stringify(result(1)), createdAt: Date.now() }),
+    ),
+  )
+  await writer.journal.close()
+
+  const first = await make(t, dir, fastSettings())
+  await first.d.start()
+  t.equal(first.d.stats().pending + first.d.stats().inFlight, N, 'every replayed result counts at once, queued or not yet')
+  t.same(await first.d.shutdown(0), { delivered: 0, spooled: N }, 'the slices not queued yet are left in the journal with the rest')
+  await first.journal.close()
+
+  up = true
+  const second = await make(t, dir, fastSettings({ concurrency_per_domain: 50 }))
+  await second.d.start()
+  await until(() => second.d.stats().delivered === N, 'all delivered', 20_000)
+  t.equal(accepted.size, N, 'each result delivered')
+  t.same([...accepted.values()].filter((n) => n !== 1), [], 'and each once')
+  t.same(second.d.stats(), { pending: 0, inFlight: 0, delivered: N, failed: 0, spooled: 0, deadLetters: 0 })
+  await second.d.shutdown(0)
+})
+
 t.test('dead letters: kept in the journal, listed and counted, not sent at start, sent again on demand', async (t) => {
   let accept = false
   const r = await receiver((req, res, _b, n) => (accept ? ok200 : status(404))(req, res, '', n))
