@@ -1,27 +1,30 @@
 /**
- * Exactly one final callback per request: the request ids whose result was already handed
- * over, so that a second final result (an engine bug) is refused instead of sent. Bounded: the
- * oldest ids are forgotten first.
+ * Exactly one final callback per request: the request ids whose result was handed over lately,
+ * so that a second final result (an engine bug, a replay race) is refused instead of sent.
+ * Such a second result comes within moments of the first; remembered for 15 minutes (and at
+ * most 100,000), the set stops growing after 15 minutes at any steady rate (RecentIds).
  */
+import { RecentIds } from '../util/recent-ids.js'
 
-/** How many request ids are remembered to refuse a second final result for one request. */
+const REMEMBERED_MS = 15 * 60 * 1000
 const REMEMBERED_REQUESTS = 100_000
 
 export class FinalResults {
-  /** Insertion order is age: the oldest is forgotten first. */
-  private readonly seen = new Set<string>()
+  private readonly seen: RecentIds
 
-  constructor(private readonly capacity = REMEMBERED_REQUESTS) {}
+  /** `now`: the wall clock (ms). */
+  constructor(
+    private readonly now: () => number,
+    capacity = REMEMBERED_REQUESTS,
+  ) {
+    this.seen = new RecentIds(REMEMBERED_MS, capacity)
+  }
 
   /** True the first time a (domain, request id) is seen; false for a second final result. */
   remember(domain: string, requestId: string): boolean {
     const key = `${domain}\n${requestId}`
     if (this.seen.has(key)) return false
-    this.seen.add(key)
-    if (this.seen.size > this.capacity) {
-      const oldest = this.seen.values().next()
-      if (oldest.done !== true) this.seen.delete(oldest.value)
-    }
+    this.seen.add(key, this.now())
     return true
   }
 }

@@ -5,6 +5,7 @@
  * state. Applying a record twice changes nothing, so a segment read twice (a crash between a
  * compaction's rename and the old segment's removal) is harmless.
  */
+import { RecentIds } from '../util/recent-ids.js'
 import type { JournalRecord } from './record.js'
 import {
   FOLLOWING_TTL_MS,
@@ -41,7 +42,7 @@ interface ResultEntry {
  */
 const EARLY_END_TTL_MS = 10 * 60 * 1000
 
-/** How many ended request ids are remembered (a day of ended requests is not needed: minutes are). */
+/** At most this many ended (and followed) request ids are remembered, whatever their age. */
 const RECENTLY_ENDED = 100_000
 
 /** A request's status progress (types.ts StatusFollowing), with the time it began. */
@@ -55,15 +56,6 @@ interface FollowingEntry {
   readonly at: number
 }
 
-/** Adds an id to a bounded set whose insertion order is age. */
-function remember(set: Set<string>, id: string): void {
-  set.add(id)
-  if (set.size > RECENTLY_ENDED) {
-    const oldest = set.values().next()
-    if (oldest.done !== true) set.delete(oldest.value)
-  }
-}
-
 export class JournalState {
   private readonly requests = new Map<string, RequestEntry>()
   /** Intended, neither accepted nor unplaced yet (types.ts OriginateIntent). */
@@ -71,12 +63,15 @@ export class JournalState {
   private readonly results = new Map<string, ResultEntry>()
   /** Request ids ended before their `accepted` was seen, with the time. */
   private readonly endedEarly = new Map<string, number>()
-  /** The latest ended request ids (insertion order is age), so that a second end writes nothing. */
-  private readonly recentlyEnded = new Set<string>()
+  /**
+   * Requests ended lately, so that a second end writes nothing: the `ended` an engine writes one
+   * microtask after the result (file-journal.ts ended) needs seconds, not the 10 minutes kept.
+   */
+  private readonly recentlyEnded = new RecentIds(EARLY_END_TTL_MS, RECENTLY_ENDED)
   /** Requests whose status events are being followed (types.ts StatusFollowing). */
   private readonly following = new Map<string, FollowingEntry>()
-  /** The latest `followed` request ids: a segment read twice does not open their progress again. */
-  private readonly recentlyFollowed = new Set<string>()
+  /** Requests `followed` lately: a segment read twice does not open their progress again (kept as long as a progress is). */
+  private readonly recentlyFollowed = new RecentIds(FOLLOWING_TTL_MS, RECENTLY_ENDED)
 
   apply(r: JournalRecord): void {
     switch (r.k) {
@@ -104,7 +99,7 @@ export class JournalState {
       }
       case 'followed':
         this.following.delete(r.requestId)
-        remember(this.recentlyFollowed, r.requestId)
+        this.recentlyFollowed.add(r.requestId, r.at)
         return
       case 'following': {
         if (this.recentlyFollowed.has(r.requestId)) return
@@ -173,7 +168,7 @@ export class JournalState {
   }
 
   private endRequest(requestId: string, at: number): void {
-    remember(this.recentlyEnded, requestId)
+    this.recentlyEnded.add(requestId, at)
     const e = this.requests.get(requestId)
     if (e === undefined) this.endedEarly.set(requestId, at)
     // Without an Idempotency-Key nothing of an ended request is needed any more.

@@ -4,15 +4,18 @@
  * terms of leg-outcome.ts. Everything the engine reads from the model's changes goes through
  * here (plus the live count the channel limit reads, wired in engine.ts).
  *
- * It also remembers, for a while, the legs of attempts already over: should FreeSWITCH still
+ * It also remembers, for a while, the losing legs of attempts already over: should FreeSWITCH still
  * create one (e.g. an originate FreeSWITCH ran after we gave up waiting on it), a loser is cancelled.
  */
 import type { ChannelChange, ChannelModel } from '../channels/index.js'
 import type { Clock } from '../util/clock.js'
+import { RecentIds } from '../util/recent-ids.js'
 import type { LegEvent } from './leg-outcome.js'
 
 /** How long a settled leg's uuid is remembered, to cancel it should FreeSWITCH still create it. */
 const RETIRED_TTL_MS = 10 * 60 * 1000
+/** ...and at most this many (a burst of losers). */
+const RETIRED_MAX = 100_000
 
 export interface LegWatchHandlers<A> {
   /** A change of a watched leg. */
@@ -52,15 +55,15 @@ const legEventOf = (ch: ChannelChange): LegEvent | undefined => {
 
 export function createLegWatch<A>(channels: ChannelModel, clock: Clock, handlers: LegWatchHandlers<A>): LegWatch<A> {
   const attemptOf = new Map<string, A>()
-  const retired = new Map<string, { winner: boolean; at: number }>()
+  /** Losers' uuids, by when they were retired (clock ms). */
+  const retired = new RecentIds(RETIRED_TTL_MS, RETIRED_MAX)
 
   const unsubChange = channels.onChange((ch) => {
     const uuid = ch.channel.uuid
     const a = attemptOf.get(uuid)
     if (a === undefined) {
-      const r = retired.get(uuid)
-      // A leg of an attempt already over (e.g. an originate FreeSWITCH ran after we gave up waiting on it).
-      if (r !== undefined && !r.winner && ch.channel.state !== 'hangup' && (ch.kind === 'created' || ch.kind === 'answered')) {
+      // A losing leg of an attempt already over (e.g. an originate FreeSWITCH ran after we gave up waiting on it).
+      if (retired.has(uuid) && ch.channel.state !== 'hangup' && (ch.kind === 'created' || ch.kind === 'answered')) {
         handlers.cancel(uuid)
       }
       return
@@ -78,13 +81,10 @@ export function createLegWatch<A>(channels: ChannelModel, clock: Clock, handlers
     },
     retire(uuid, winner) {
       attemptOf.delete(uuid)
-      const now = clock.now()
-      retired.delete(uuid) // re-inserted at the end, so that the oldest entries come first
-      retired.set(uuid, { winner, at: now })
-      for (const [u, r] of retired) {
-        if (now - r.at < RETIRED_TTL_MS) break
-        retired.delete(u)
-      }
+      // Only a loser needs remembering (a winner appearing late is left alone): most legs win, and
+      // every leg kept for 10 minutes was one of the sets behind the soak's heap growth (docs/bench.md).
+      if (winner) retired.forget(uuid)
+      else retired.add(uuid, clock.now())
     },
     isLive(uuid) {
       const ch = channels.get(uuid)
