@@ -119,8 +119,14 @@ export class CallbackDispatcher implements CallbackSink {
   private readonly finals = new FinalResults(() => this.now())
   /** Notices of one order key not done yet, in sequence order: only the first is ever tried. */
   private readonly ordered = new Map<string, Delivery[]>()
-  /** The next sequence number of each order key handed over since start (journal replay continues it). */
+  /**
+   * The next sequence number of each order key with a notice pending (journal replay continues
+   * it). Forgotten once none is (forgetOrderIfIdle), so that a key per request is not kept for
+   * the daemon's life; the key's next notice starts again at 0, as after a restart.
+   */
   private readonly nextSeq = new Map<string, number>()
+  /** Notices of each order key handed over whose journal record is not durable yet. */
+  private readonly journalingOfKey = new Map<string, number>()
   /** Results handed over whose journal record is not durable yet. */
   private journaling = 0
   /** Results the journal held at start that are not queued yet (queueReplayedSlice). */
@@ -198,6 +204,7 @@ export class CallbackDispatcher implements CallbackSink {
       if (meta.orderKey !== undefined) {
         const seq = this.nextSeq.get(meta.orderKey) ?? 0
         this.nextSeq.set(meta.orderKey, seq + 1)
+        this.journalingOfKey.set(meta.orderKey, (this.journalingOfKey.get(meta.orderKey) ?? 0) + 1)
         order = { key: meta.orderKey, seq }
       }
       const notice: NoticeFields = {
@@ -211,7 +218,13 @@ export class CallbackDispatcher implements CallbackSink {
       // Called now (not after an await): notices of one key are journaled in their order.
       return this.journal.notice(record).then(() => {
         this.journaling--
+        if (order !== undefined) {
+          const left = (this.journalingOfKey.get(order.key) ?? 1) - 1
+          if (left > 0) this.journalingOfKey.set(order.key, left)
+          else this.journalingOfKey.delete(order.key)
+        }
         this.accept({ result: record, progress: undefined })
+        if (order !== undefined) this.forgetOrderIfIdle(order.key)
         this.notifyIfIdle()
       })
     } catch (e) {
@@ -577,8 +590,20 @@ export class CallbackDispatcher implements CallbackSink {
     if (line === undefined) return undefined
     const i = line.indexOf(d)
     if (i >= 0) line.splice(i, 1)
-    if (line.length === 0) this.ordered.delete(key)
+    if (line.length === 0) {
+      this.ordered.delete(key)
+      this.forgetOrderIfIdle(key)
+    }
     return line[0]
+  }
+
+  /**
+   * Forgets an order key's next sequence once no notice of it is queued, held, in flight or being
+   * journaled. Not sooner: a notice numbered while another of its key is still being journaled
+   * must come after it (the journal makes them durable in the order they were handed over).
+   */
+  private forgetOrderIfIdle(key: string): void {
+    if (!this.ordered.has(key) && !this.journalingOfKey.has(key)) this.nextSeq.delete(key)
   }
 
   private replayedLeft(): number {

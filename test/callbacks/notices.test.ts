@@ -146,3 +146,75 @@ t.test('a graceful stop leaves a held notice pending with the one before it, not
   t.equal(stopped.spooled, 2, 'both left in the journal')
   t.same(r.received.map((x) => x.body), [event(0)], 'the second was never sent ahead of the first')
 })
+
+t.test("an order key's sequence is forgotten once nothing of it is pending, not while a notice of it is still being journaled", async (t) => {
+  const releases: Array<() => void> = []
+  let holdThe = 0 // notices journaled from now on wait for a release, in order
+  const r = await receiver(ok200)
+  t.teardown(r.close)
+  const logs = captureLogs()
+  const opened = await openJournal({ dir: t.testdir(), logger: logs.logger })
+  if (!opened.ok) throw new Error(opened.error)
+  const real = opened.value
+  t.teardown(() => real.close())
+  const seqs: number[] = []
+  // The real journal, its notices' seq noted; a held write holds those after it too, as the
+  // journal makes records durable in the order they were handed over.
+  let previous: Promise<void> = Promise.resolve()
+  const journal = new Proxy(real, {
+    get(target, prop) {
+      if (prop === 'notice') {
+        return (rec: Parameters<Journal['notice']>[0]) => {
+          seqs.push(rec.notice.order?.seq ?? -1)
+          const held = holdThe-- > 0 ? new Promise<void>((resolve) => releases.push(resolve)) : undefined
+          const written = previous.then(() => held).then(() => target.notice(rec))
+          previous = written
+          return written
+        }
+      }
+      const v: unknown = Reflect.get(target, prop, target)
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v
+    },
+  })
+  const d = new CallbackDispatcher({ settings: () => fastSettings(), secretFor: () => DOMAIN_SECRET, journal, logger: logs.logger })
+  await d.start()
+  const notify = (n: number) => d.notify('example.test', r.url, event(n), { requestId: 'req-1', kind: 'status', orderKey: 'status:req-1' })
+
+  void notify(0)
+  await until(() => d.stats().delivered === 1, 'the first delivered')
+  void notify(1)
+  await until(() => d.stats().delivered === 2, 'the second delivered')
+  t.same(seqs, [0, 0], 'nothing of the key pending between them: forgotten, and numbered from 0 again')
+
+  holdThe = 1
+  void notify(2) // numbered 0, held in the journal
+  void notify(3) // numbered 1 while 2 is being journaled, in the journal after it
+  await until(() => releases.length === 1, 'the first write held')
+  t.same(seqs.slice(2), [0, 1])
+  releases.forEach((release) => release())
+  await until(() => d.stats().delivered === 4, 'both delivered')
+  t.same(r.received.map((x) => x.body), [event(0), event(1), event(2), event(3)], 'in the order handed over')
+
+  // The race: the key's line empties while a notice of it is still being journaled.
+  holdThe = 0
+  let answerSix: (() => void) | undefined
+  const slow = await receiver((req, res, body, n) => {
+    if (body === event(6)) answerSix = () => ok200(req, res, body, n)
+    else ok200(req, res, body, n)
+  })
+  t.teardown(slow.close)
+  const notifySlow = (n: number) => d.notify('example.test', slow.url, event(n), { requestId: 'req-2', kind: 'status', orderKey: 'status:req-2' })
+  void notifySlow(6) // in flight: the receiver has not answered
+  await until(() => answerSix !== undefined, 'the sixth at the receiver')
+  holdThe = 1
+  void notifySlow(7) // being journaled
+  await until(() => releases.length === 2, 'its write held')
+  answerSix?.()
+  await until(() => d.stats().delivered === 5, 'the sixth delivered: its line is empty')
+  void notifySlow(8)
+  t.same(seqs.slice(4), [0, 1, 2], 'the eighth follows the seventh: the key was not forgotten while the seventh was journaled')
+  releases[1]?.()
+  await until(() => d.stats().delivered === 7, 'all delivered')
+  t.same(slow.received.map((x) => x.body), [event(6), event(7), event(8)])
+  await d.shutdown(0)
+})
