@@ -6,9 +6,9 @@
  *
  * Compaction is the same operation as a start from several segments or a corrupt one: the live
  * state's snapshot becomes a new segment (segments.ts: whole or not at all), then the old one is
- * removed. It runs between two
- * group commits, so no append is ever written to a segment that is being replaced; appends that
- * arrive meanwhile wait for the next batch, which goes to the new segment.
+ * removed. It runs between two group commits, so no append is ever written to a segment that is
+ * being replaced; appends that arrive meanwhile wait for the next batch, which goes to the new
+ * segment.
  */
 import type { FileHandle } from 'node:fs/promises'
 import type { Logger } from '../util/logger.js'
@@ -72,7 +72,7 @@ export async function openFileJournal(opts: FileJournalOptions): Promise<Result<
     return opened
   }
   const segment = opened.value
-  // The new segment holds everything valid that was read: the old ones can go.
+  // The segment in use holds everything valid that was read: the others can go.
   for (const seg of corrupt) {
     try {
       const aside = await moveAside(seg.path, now())

@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { appendFileSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { openJournal } from '../../src/journal/index.js'
@@ -35,6 +35,21 @@ async function fill(j: Journal): Promise<void> {
   await j.attempted('delivery-4', { attempts: 2, nextAttemptAt: 1_700_000_100_000, giveUpAt: 1_700_086_400_000 })
   await j.result(resultOf(5))
   await j.deadLetter('delivery-5', 'HTTP 404', 1)
+}
+
+/** A journal folder holding what fill() wrote, closed: the folder and its one segment. */
+async function filledSegment(t: Test): Promise<{ dir: string; file: string }> {
+  const dir = tempDir(t)
+  const a = await open(dir)
+  await fill(a.j)
+  await a.j.close()
+  return { dir, file: onlySegment(dir) }
+}
+
+/** Appends half of a real record, without its newline: what a crash during write() leaves. */
+function tearLastRecord(file: string): void {
+  const line = readFileSync(file, 'utf8').split('\n')[0] as string
+  appendFileSync(file, line.slice(0, Math.floor(line.length / 2)))
 }
 
 t.test('replay after a reopen: open requests, pending results with their schedule, dead letters', async (t) => {
@@ -96,14 +111,8 @@ t.test('a result recorded before its accepted record leaves no open request', as
 })
 
 t.test('a torn last record (crash mid-write) is skipped with a warning; the rest is read; nothing moved aside', async (t) => {
-  const dir = tempDir(t)
-  const a = await open(dir)
-  await fill(a.j)
-  await a.j.close()
-  const file = onlySegment(dir)
-  // Half of a real record, without its newline: what a crash during write() leaves.
-  const line = readFileSync(file, 'utf8').split('\n')[0] as string
-  appendFileSync(file, line.slice(0, Math.floor(line.length / 2)))
+  const { dir, file } = await filledSegment(t)
+  tearLastRecord(file)
   const { j, lines } = await open(dir)
   t.teardown(() => j.close())
   t.same(j.replay().openRequests.map((o) => o.requestId), ['req-1'])
@@ -114,11 +123,7 @@ t.test('a torn last record (crash mid-write) is skipped with a warning; the rest
 })
 
 t.test('a start goes on appending to the one segment it read whole: no rewrite, and what follows is read back after it', async (t) => {
-  const dir = tempDir(t)
-  const a = await open(dir)
-  await fill(a.j)
-  await a.j.close()
-  const file = onlySegment(dir)
+  const { dir, file } = await filledSegment(t)
   const before = readFileSync(file, 'utf8')
   const b = await open(dir)
   t.equal(onlySegment(dir), file, 'the same segment')
@@ -136,14 +141,9 @@ t.test('a start goes on appending to the one segment it read whole: no rewrite, 
 })
 
 t.test('a torn last record is cut off before the next append, which is then read back whole', async (t) => {
-  const dir = tempDir(t)
-  const a = await open(dir)
-  await fill(a.j)
-  await a.j.close()
-  const file = onlySegment(dir)
+  const { dir, file } = await filledSegment(t)
   const whole = readFileSync(file)
-  const line = whole.toString('utf8').split('\n')[0] as string
-  appendFileSync(file, line.slice(0, Math.floor(line.length / 2)))
+  tearLastRecord(file)
   const b = await open(dir)
   t.same(readFileSync(file), whole, 'the torn bytes are gone from the segment')
   await b.j.result(resultOf(1))
@@ -185,11 +185,7 @@ t.test('a continued segment of mostly dead records is compacted once it has grow
 })
 
 t.test('a corrupt segment is moved aside with an error log; its valid records are kept; the journal opens', async (t) => {
-  const dir = tempDir(t)
-  const a = await open(dir)
-  await fill(a.j)
-  await a.j.close()
-  const file = onlySegment(dir)
+  const { dir, file } = await filledSegment(t)
   const text = readFileSync(file, 'utf8').split('\n')
   // Damage one byte inside the 3rd record (not the last): a checksum mismatch mid-file.
   const bad = text[2] as string
@@ -270,11 +266,7 @@ t.test('compaction: the segment stays bounded, dead records go, live ones surviv
 })
 
 t.test('a crash between a compaction and the removal of the old segment: both read, nothing doubled', async (t) => {
-  const dir = tempDir(t)
-  const a = await open(dir)
-  await fill(a.j)
-  await a.j.close()
-  const file = onlySegment(dir)
+  const { dir, file } = await filledSegment(t)
   // The state a crash leaves: the old segment still there beside the new one.
   writeFileSync(join(dir, 'segment-0000000000.log'), readFileSync(file))
   writeFileSync(join(dir, 'segment-0000000999.log.tmp'), 'half a compaction')
