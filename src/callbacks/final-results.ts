@@ -1,12 +1,12 @@
 /**
  * Exactly one final callback per request: the request ids whose result was handed over lately,
  * so that a second final result (an engine bug, a replay race) is refused instead of sent.
- * Such a second result comes within moments of the first; remembered for 15 minutes (and at
- * most 100,000), the set stops growing after 15 minutes at any steady rate (RecentIds).
+ * Such a second result comes within moments of the first; remembered for 5 minutes (and at
+ * most 100,000), the set stops growing after 5 minutes at any steady rate (RecentIds).
  */
 import { RecentIds } from '../util/recent-ids.js'
 
-const REMEMBERED_MS = 15 * 60 * 1000
+const REMEMBERED_MS = 5 * 60 * 1000
 const REMEMBERED_REQUESTS = 100_000
 
 export class FinalResults {

@@ -42,7 +42,9 @@ interface ResultEntry {
  */
 const EARLY_END_TTL_MS = 10 * 60 * 1000
 
-/** At most this many ended (and followed) request ids are remembered, whatever their age. */
+/** How long an ended request is remembered so that a second end writes nothing (it needs seconds)... */
+const RECENTLY_ENDED_MS = 5 * 60 * 1000
+/** ...and at most how many ended (and followed) request ids, whatever their age. */
 const RECENTLY_ENDED = 100_000
 
 /** A request's status progress (types.ts StatusFollowing), with the time it began. */
@@ -65,9 +67,9 @@ export class JournalState {
   private readonly endedEarly = new Map<string, number>()
   /**
    * Requests ended lately, so that a second end writes nothing: the `ended` an engine writes one
-   * microtask after the result (file-journal.ts ended) needs seconds, not the 10 minutes kept.
+   * microtask after the result (file-journal.ts ended).
    */
-  private readonly recentlyEnded = new RecentIds(EARLY_END_TTL_MS, RECENTLY_ENDED)
+  private readonly recentlyEnded = new RecentIds(RECENTLY_ENDED_MS, RECENTLY_ENDED)
   /** Requests whose status events are being followed (types.ts StatusFollowing). */
   private readonly following = new Map<string, FollowingEntry>()
   /** Requests `followed` lately: a segment read twice does not open their progress again (kept as long as a progress is). */

@@ -12,8 +12,11 @@ import type { Clock } from '../util/clock.js'
 import { RecentIds } from '../util/recent-ids.js'
 import type { LegEvent } from './leg-outcome.js'
 
-/** How long a settled leg's uuid is remembered, to cancel it should FreeSWITCH still create it. */
-const RETIRED_TTL_MS = 10 * 60 * 1000
+/**
+ * How long a losing leg's uuid is remembered, to cancel it should FreeSWITCH still create it: an
+ * originate creates its leg as soon as it runs, so this covers a switch minutes behind its queue.
+ */
+const RETIRED_TTL_MS = 5 * 60 * 1000
 /** ...and at most this many (a burst of losers). */
 const RETIRED_MAX = 100_000
 
