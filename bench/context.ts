@@ -7,6 +7,8 @@ export interface BenchContext {
   /** `--minutes N` (the soak's length) and `--rate R` (its call rate, instead of 60 % of the measured capacity). */
   readonly minutes?: number
   readonly rate?: number
+  /** `--heap-snapshots DIR`: the soak writes the daemon's heap there after its warm-up and at its end (bench/heap-diff.ts compares them). */
+  readonly heapSnapshots?: string
   /** Progress lines for the operator (stderr). */
   log(line: string): void
 }

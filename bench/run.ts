@@ -8,6 +8,10 @@
  *                                        redis-server is installed; else skipped)
  *   --only soak --minutes 10 [--rate 120] the soak (issue 32; only when named: 30 min by default), at
  *                                        60 % of the capacity it measures first, or at --rate
+ *   --heap-snapshots DIR                 the soak also writes the daemon's heap after its warm-up and
+ *                                        at its end into DIR (compare: bench/heap-diff.ts; the
+ *                                        snapshots stop the daemon for a second or two: diagnosis,
+ *                                        not figures)
  *   --quick                              short runs (checks the harness; results not written)
  *   --profile                            also write a CPU profile of the measured process of each
  *                                        benchmark and its summary to bench/results/<name>.profile.json
@@ -58,6 +62,7 @@ const { values } = parseArgs({
     profile: { type: 'boolean', default: false },
     minutes: { type: 'string' },
     rate: { type: 'string' },
+    'heap-snapshots': { type: 'string' },
   },
 })
 const positive = (name: string, v: string | undefined): number | undefined => {
@@ -90,6 +95,7 @@ for (const name of names) {
     profileDir,
     ...(minutes !== undefined ? { minutes } : {}),
     ...(rate !== undefined ? { rate } : {}),
+    ...(values['heap-snapshots'] !== undefined ? { heapSnapshots: values['heap-snapshots'] } : {}),
     log: (line) => process.stderr.write(`  . ${line}\n`),
   }
   out(`\n== ${name}`)

@@ -199,6 +199,7 @@ export async function benchSoak(ctx: BenchContext): Promise<BenchOutput> {
   }
 
   const samples: Sample[] = []
+  let warmSnapshotTaken = false
   let running = true
   const inflight = new Set<Promise<void>>()
   try {
@@ -236,6 +237,10 @@ export async function benchSoak(ctx: BenchContext): Promise<BenchOutput> {
         }
         samples.push(sample)
         ctx.log(`soak: ${JSON.stringify(sample)}`)
+        if (ctx.heapSnapshots !== undefined && !warmSnapshotTaken && sample.minute >= edgeMin) {
+          warmSnapshotTaken = true
+          ctx.log(`soak: heap snapshot ${await stack.daemon.call<string>('heapSnapshot', { file: join(ctx.heapSnapshots, 'soak-warm.heapsnapshot') })}`)
+        }
       })()
     }, sampleMs)
     const hup = setInterval(() => stack.daemon.proc.kill('SIGHUP'), hupEveryMs)
@@ -253,6 +258,7 @@ export async function benchSoak(ctx: BenchContext): Promise<BenchOutput> {
     }
     clearInterval(hup)
     await Promise.all(inflight)
+    if (ctx.heapSnapshots !== undefined) ctx.log(`soak: heap snapshot ${await stack.daemon.call<string>('heapSnapshot', { file: join(ctx.heapSnapshots, 'soak-end.heapsnapshot') })}`)
     await new Promise((r) => setTimeout(r, 200))
     clearInterval(sampler)
     running = false
