@@ -186,8 +186,10 @@ if (!existsSync(CHROMIUM)) {
       t.equal(await page.locator('#live-count').textContent(), '0')
       t.equal(await page.locator('#error').textContent(), '', 'no error')
 
-      // The call is now the newest finished call: its parties, outcome, duration and cause.
-      const finished = page.locator(`#finished-rows tr[data-id="${aliceLeg}"]`)
+      // The call is now the newest finished call: its parties, outcome, duration and cause. Its id
+      // is its first offered leg: one of alice's two (both offered by one originate, in the same
+      // millisecond at times), not necessarily the one that answered.
+      const finished = page.locator(uuids.map((u) => `#finished-rows tr[data-id="${u}"]`).join(', ')).first()
       await finished.waitFor()
       t.equal(await finished.locator('[data-column="parties"]').textContent(), 'alice → 0322223333', 'alice, then the number she was connected to')
       t.equal(await finished.locator('[data-column="outcome"]').textContent(), 'answered', 'alice answered; the number never did')
